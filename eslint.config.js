@@ -1,0 +1,13 @@
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', 'openapi/**'] }),
+  {
+    rules: {
+      // A typebox schema and its Static<> type share one name on purpose (one source of truth).
+      '@typescript-eslint/no-redeclare': 'off',
+      // `void promise` marks a deliberate fire-and-forget whose errors are handled inside.
+      'no-void': ['error', { allowAsStatement: true }]
+    }
+  }
+]

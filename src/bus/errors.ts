@@ -1,0 +1,11 @@
+// The one mapping of domain error codes to the micro protocol's error codes (SPEC §4).
+
+import type { ErrorCode } from '../domain/errors.js'
+
+export const MICRO_CODE: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  NOT_FOUND: 400,
+  NOT_READY: 503,
+  BUCKET_MISSING: 503,
+  INTERNAL: 500
+}

@@ -1,0 +1,183 @@
+// Every setting of SPEC §6 read from the environment in one pure function: defaults applied, the
+// `_FILE` twins of secrets read, everything checked, the result frozen. A malformed setting is one
+// line that names it and what it takes.
+
+import { readFileSync } from 'node:fs'
+import ms from 'ms'
+import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry-table.js'
+import { parseDomainTable, DomainTableError } from './domain/registry.js'
+
+export class ConfigError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+export interface Config {
+  nats: {
+    servers: string[]
+    name: string
+    creds?: string
+    user?: string
+    pass?: string
+    token?: string
+    tls?: { caFile?: string, certFile?: string, keyFile?: string }
+  }
+  http: { host: string, port: number, corsOrigins: string[] }
+  subject: string
+  registry: { intervalMs: number, domains: DomainTable, domainsFile?: string, createBucket: boolean, replicas: number }
+  logLevel: string
+}
+
+export type Env = Readonly<Record<string, string | undefined>>
+export type ReadText = (path: string) => string
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const SUBJECT = /^[^\s.*>]+(\.[^\s.*>]+)*$/
+
+function fail (name: string, value: string | undefined, takes: string): never {
+  throw new ConfigError(`${name}${value === undefined ? '' : `=${JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)}`}: ${takes}`)
+}
+
+function readFrom (name: string, path: string, readText: ReadText): string {
+  try {
+    return readText(path)
+  } catch (err) {
+    return fail(name, path, `cannot read that file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it takes the path of a readable file`)
+  }
+}
+
+/** A secret from NAME or from the file NAME_FILE names (trailing newline dropped); never both. */
+function secret (env: Env, name: string, readText: ReadText): string | undefined {
+  const direct = env[name]
+  const file = env[`${name}_FILE`]
+  if (direct !== undefined && direct !== '' && file !== undefined && file !== '') {
+    fail(`${name}_FILE`, undefined, `${name} is set too; set one of ${name} and ${name}_FILE`)
+  }
+  if (file !== undefined && file !== '') {
+    const text = readFrom(`${name}_FILE`, file, readText).replace(/\r?\n$/, '')
+    if (text === '') fail(`${name}_FILE`, file, 'that file is empty; it takes a file holding the secret')
+    return text
+  }
+  return direct === '' ? undefined : direct
+}
+
+function text (env: Env, name: string): string | undefined {
+  const v = env[name]?.trim()
+  return v === '' ? undefined : v
+}
+
+function servers (value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  if (list.length === 0) fail('NATS_URL', value, 'it takes comma-separated server URLs like nats://127.0.0.1:4222')
+  for (const s of list) {
+    if (!/^((nats|tls):\/\/)?[^\s/:,]+(:\d{1,5})?$/.test(s) && !/^((nats|tls):\/\/)?[^\s/,]+:[^\s/@,]+@[^\s/:,]+(:\d{1,5})?$/.test(s)) {
+      fail('NATS_URL', value, `"${s}" is not a server URL; it takes comma-separated URLs like nats://127.0.0.1:4222`)
+    }
+  }
+  return list
+}
+
+function port (value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) fail('HTTP_PORT', value, 'it takes a port number from 0 to 65535 (0 picks a free one)')
+  return Number(value)
+}
+
+function interval (value: string): number {
+  const parsed = /^\d+$/.test(value) ? Number(value) * 1000 : ms(value as ms.StringValue)
+  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1000) {
+    fail('REGISTRY_INTERVAL', value, 'it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)')
+  }
+  return parsed
+}
+
+function flag (name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (/^(1|true|yes|on)$/i.test(value)) return true
+  if (/^(0|false|no|off)$/i.test(value)) return false
+  return fail(name, value, 'it takes true or false')
+}
+
+/** Reads the whole configuration from `env`; `readText` reads the files settings name. */
+export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p, 'utf8')): Readonly<Config> {
+  const user = text(env, 'NATS_USER')
+  const pass = secret(env, 'NATS_PASSWORD', readText)
+  const token = secret(env, 'NATS_TOKEN', readText)
+  const creds = text(env, 'NATS_CREDS')
+  if ((user === undefined) !== (pass === undefined)) {
+    fail(user === undefined ? 'NATS_USER' : 'NATS_PASSWORD', undefined, 'user and password go together; set both NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE)')
+  }
+  const ways = [user && 'NATS_USER', token && 'NATS_TOKEN', creds && 'NATS_CREDS'].filter(Boolean)
+  if (ways.length > 1) fail(ways[1] as string, undefined, `${ways.join(' and ')} are both set; the service signs in one way: set one of them`)
+  if (creds !== undefined) readFrom('NATS_CREDS', creds, readText)
+
+  const caFile = text(env, 'NATS_TLS_CA')
+  const certFile = text(env, 'NATS_TLS_CERT')
+  const keyFile = text(env, 'NATS_TLS_KEY')
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    fail(certFile === undefined ? 'NATS_TLS_CERT' : 'NATS_TLS_KEY', undefined, 'a client certificate and its key go together; set both NATS_TLS_CERT and NATS_TLS_KEY')
+  }
+  for (const [name, path] of [['NATS_TLS_CA', caFile], ['NATS_TLS_CERT', certFile], ['NATS_TLS_KEY', keyFile]] as const) {
+    if (path !== undefined) readFrom(name, path, readText)
+  }
+
+  const subject = text(env, 'PROVISIONING_SUBJECT') ?? 'mesh-provisioner.provisioning'
+  if (!SUBJECT.test(subject)) fail('PROVISIONING_SUBJECT', subject, 'it takes a NATS subject without wildcards, like mesh-provisioner.provisioning')
+
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', logLevel, `it takes one of ${LOG_LEVELS.join(', ')}`)
+
+  const domainsFile = text(env, 'REGISTRY_DOMAINS_FILE')
+  let domains = DEFAULT_DOMAINS
+  if (domainsFile !== undefined) {
+    try {
+      domains = parseDomainTable(readFrom('REGISTRY_DOMAINS_FILE', domainsFile, readText), domainsFile)
+    } catch (err) {
+      if (err instanceof DomainTableError) fail('REGISTRY_DOMAINS_FILE', undefined, err.message)
+      throw err
+    }
+  }
+
+  const replicas = text(env, 'REGISTRY_REPLICAS') ?? '1'
+  if (!/^[1-5]$/.test(replicas)) fail('REGISTRY_REPLICAS', replicas, 'it takes a whole number from 1 to 5')
+
+  const tls = caFile === undefined && certFile === undefined
+    ? undefined
+    : { ...(caFile === undefined ? {} : { caFile }), ...(certFile === undefined ? {} : { certFile, keyFile: keyFile as string }) }
+
+  const corsOrigins = (text(env, 'CORS_ORIGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const o of corsOrigins) {
+    if (!/^https?:\/\/[^\s/]+$/.test(o)) fail('CORS_ORIGINS', o, 'it takes comma-separated origins like https://console.example:8443 (scheme, host and port, no path)')
+  }
+
+  const config: Config = {
+    nats: {
+      servers: servers(text(env, 'NATS_URL') ?? 'nats://127.0.0.1:4222'),
+      name: text(env, 'NATS_NAME') ?? 'mesh-provisioner',
+      ...(creds === undefined ? {} : { creds }),
+      ...(user === undefined ? {} : { user, pass: pass as string }),
+      ...(token === undefined ? {} : { token }),
+      ...(tls === undefined ? {} : { tls })
+    },
+    http: { host: text(env, 'HTTP_HOST') ?? '127.0.0.1', port: port(text(env, 'HTTP_PORT') ?? '8080'), corsOrigins },
+    subject,
+    registry: {
+      intervalMs: interval(text(env, 'REGISTRY_INTERVAL') ?? '1h'),
+      domains,
+      ...(domainsFile === undefined ? {} : { domainsFile }),
+      createBucket: flag('REGISTRY_CREATE_BUCKET', text(env, 'REGISTRY_CREATE_BUCKET'), true),
+      replicas: Number(replicas)
+    },
+    logLevel
+  }
+  return deepFreeze(config)
+}
+
+function deepFreeze<T> (value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v)
+    Object.freeze(value)
+  }
+  return value
+}

@@ -1,0 +1,83 @@
+// The four buckets, their key shapes and the reading of a key into its fields: defined once, used
+// by the views, the queries, the registry writer, the demo and the tests.
+
+import { decodeCollection, encodeCollection } from './collection-name.js'
+
+export const BUCKETS = {
+  registry: 'mesh-provisioner_registry',
+  needs: 'mesh-provisioner_needs',
+  applied: 'mesh-provisioner_applied',
+  collect: 'mesh-provisioner_collect'
+} as const
+
+export type What = keyof typeof BUCKETS
+export const WHATS = Object.keys(BUCKETS) as What[]
+
+/** A key token: one or more of A-Z a-z 0-9 _ - / = (SPEC §2). */
+export const TOKEN_PATTERN = '^[A-Za-z0-9_\\-/=]+$'
+const TOKEN = new RegExp(TOKEN_PATTERN)
+
+/** The name of each field of a bucket's key, in token order. */
+export const FIELDS = {
+  registry: ['kind'],
+  needs: ['node', 'module', 'kind', 'name'],
+  applied: ['node', 'module'],
+  collect: ['node', 'collection', 'contributor']
+} as const satisfies Record<What, readonly string[]>
+
+export type Fields<W extends What> = Record<(typeof FIELDS)[W][number], string>
+
+/** How a field's value is written in its token; collection names are escaped, the rest are the token. */
+const CODEC: Partial<Record<string, { encode: (v: string) => string, decode: typeof decodeCollection }>> = {
+  collection: { encode: encodeCollection, decode: decodeCollection }
+}
+
+export function shapeOf (what: What): string {
+  return FIELDS[what].map((f) => `<${f}>`).join('.')
+}
+
+export type ParsedKey =
+  | { ok: true, fields: Record<string, string> }
+  | { ok: false, reason: string }
+
+/** Reads a key into its fields, or says in words why it does not fit its bucket's shape. */
+export function parseKey (what: What, key: string): ParsedKey {
+  const names = FIELDS[what]
+  const tokens = key.split('.')
+  const lead = `${what} keys are ${shapeOf(what)}`
+  if (tokens.length !== names.length) {
+    return { ok: false, reason: `${lead}: this one has ${tokens.length} token${tokens.length === 1 ? '' : 's'}` }
+  }
+  const fields: Record<string, string> = {}
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string
+    const token = tokens[i] as string
+    if (!TOKEN.test(token)) {
+      return { ok: false, reason: `${lead}: <${name}> ${token === '' ? 'is empty' : `"${token}" holds a character a token cannot (A-Z a-z 0-9 _ - / = only)`}` }
+    }
+    const codec = CODEC[name]
+    if (codec) {
+      const decoded = codec.decode(token)
+      if (!decoded.ok) return { ok: false, reason: `${lead}: <${name}> "${token}" is not an encoded name: ${decoded.reason}` }
+      fields[name] = decoded.name
+    } else {
+      fields[name] = token
+    }
+  }
+  return { ok: true, fields }
+}
+
+/** The token a field's value is written as in a key (collections are escaped). */
+export function tokenOf (field: string, value: string): string {
+  return CODEC[field]?.encode(value) ?? value
+}
+
+/** Whether a string can stand as one key token. */
+export function isToken (value: string): boolean {
+  return TOKEN.test(value)
+}
+
+/** The key for the given fields; used by writers of test data and the demo. */
+export function keyOf<W extends What> (what: W, fields: Fields<W>): string {
+  return FIELDS[what].map((f) => tokenOf(f, (fields as Record<string, string>)[f] as string)).join('.')
+}

@@ -1,0 +1,155 @@
+// One function per question: the answer document of SPEC §4, built from a view's ready JSON,
+// narrowed, paged and cut to fit. Both transports answer with exactly these bytes.
+
+import { BUCKETS, FIELDS, tokenOf, type What } from './buckets.js'
+import { ProvisionerError } from './errors.js'
+import type { Query } from './request.js'
+import type { Contents, StoredEntry } from './view.js'
+import type { Views } from './views.js'
+
+export interface Answer {
+  /** The answer document, serialized. */
+  json: string
+  what: What
+  revision: number
+  total: number
+  returned: number
+  stale: boolean
+  cut?: { reason: 'payload' | 'limit', omitted: number }
+  next?: string
+}
+
+export interface AskOptions {
+  /** The most bytes the serialized answer may take (the bus: the connection's max payload). */
+  maxBytes?: number
+  /** The limit when the query gives none. */
+  defaultLimit?: number
+}
+
+/** Room kept for the answer's head and tail around the entries. */
+const FRAME = 512
+/** Out-of-shape keys listed in one answer at the most; more are counted in outOfShapeOmitted. */
+const OUT_OF_SHAPE_MAX = 1000
+
+export interface Provisioning {
+  ask (query: Query, opts?: AskOptions): Answer
+  registry (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
+  needs (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
+  applied (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
+  collect (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
+  /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
+  entry (what: What, key: string): { json: string, revision: number, stale: boolean }
+}
+
+function tooLarge (what: What, e: StoredEntry, room: number): string {
+  const { updated } = JSON.parse(e.json) as { updated: string }
+  let out = `{"key":${JSON.stringify(e.key)}`
+  FIELDS[what].forEach((name, i) => { out += `,"${name}":${JSON.stringify(e.fields[i])}` })
+  const problem = `the entry is ${e.bytes} bytes, more than one answer here may carry (${room}); read the key from bucket ${BUCKETS[what]} directly`
+  return `${out},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${updated}"}`
+}
+
+function outOfShapePart (contents: Contents, what: What, filter: Record<string, string>, room: number): { json: string, bytes: number, omitted: number } {
+  const checks = FIELDS[what].map((f, i) => [i, filter[f] === undefined ? undefined : tokenOf(f, filter[f])] as const).filter(([, t]) => t !== undefined)
+  const parts: string[] = []
+  let bytes = 0
+  let omitted = 0
+  const odd = contents.oddKeys
+  for (let i = 0; i < odd.size; i++) {
+    const o = contents.outOfShape.get(odd.at(i) as string)
+    if (!o || checks.some(([p, t]) => o.tokens[p] !== undefined && o.tokens[p] !== t)) continue
+    if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
+      parts.push(o.json)
+      bytes += o.bytes + 1
+    } else {
+      omitted++
+    }
+  }
+  return { json: `[${parts.join(',')}]`, bytes: bytes + 2, omitted }
+}
+
+export function createProvisioning (views: Views): Provisioning {
+  function ask (query: Query, opts: AskOptions = {}): Answer {
+    const { what, filter, after } = query
+    const view = views.byWhat[what]
+    const contents = view.read()
+    const stale = view.stale
+    const limit = query.limit ?? opts.defaultLimit ?? Infinity
+    const budget = (opts.maxBytes ?? Infinity) - FRAME
+
+    const positions = new Map<number, string>()
+    FIELDS[what].forEach((f, i) => { if (filter[f] !== undefined) positions.set(i, filter[f]) })
+    const matches = (e: StoredEntry): boolean => {
+      for (const [p, v] of positions) if (e.fields[p] !== v) return false
+      return true
+    }
+
+    const odd = outOfShapePart(contents, what, filter, budget / 4)
+    const { set, exact } = contents.candidates(positions)
+    const taken: string[] = []
+    let used = odd.bytes
+    let total = 0
+    let omitted = 0
+    let cut: 'payload' | 'limit' | undefined
+    let next: string | undefined
+    const start = exact && after !== undefined ? set.upperBound(after) : 0
+    for (let i = start; i < set.size; i++) {
+      const e = contents.entries.get(set.at(i) as string) as StoredEntry
+      if (!exact && !matches(e)) continue
+      total++
+      if (after !== undefined && e.key <= after) continue
+      if (cut === undefined) {
+        const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
+        let json = e.json
+        if (e.bytes + 1 + tail > budget - odd.bytes) json = tooLarge(what, e, budget)
+        const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
+        if (taken.length >= limit) cut = 'limit'
+        else if (used + bytes + 1 + tail > budget) cut = 'payload'
+        if (cut === undefined) {
+          taken.push(json)
+          used += bytes + 1
+          next = e.key
+          continue
+        }
+      }
+      omitted++
+      if (exact) {
+        omitted = set.size - i
+        break
+      }
+    }
+    if (exact) total = set.size
+
+    const head = `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${contents.revision},"total":${total},"stale":${stale}`
+    let json = `${head},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
+    if (odd.omitted > 0) json += `,"outOfShapeOmitted":${odd.omitted}`
+    const answer: Answer = { json: '', what, revision: contents.revision, total, returned: taken.length, stale }
+    if (cut !== undefined && next === undefined && after !== undefined) next = after
+    if (cut !== undefined && next !== undefined) {
+      json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
+      answer.cut = { reason: cut, omitted }
+      answer.next = next
+    }
+    answer.json = `${json}}`
+    return answer
+  }
+
+  const narrowed = (what: What) => (query: Omit<Query, 'what'>, opts?: AskOptions) => ask({ ...query, what }, opts)
+
+  return {
+    ask,
+    registry: narrowed('registry'),
+    needs: narrowed('needs'),
+    applied: narrowed('applied'),
+    collect: narrowed('collect'),
+    entry (what, key) {
+      const view = views.byWhat[what]
+      const contents = view.read()
+      const e = contents.entries.get(key)
+      if (!e) {
+        throw new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
+      }
+      return { json: e.json, revision: contents.revision, stale: view.stale }
+    }
+  }
+}

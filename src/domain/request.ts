@@ -1,0 +1,82 @@
+// Reads a question from what a transport received (a JSON object on the bus, a query string over
+// HTTP) into a Query, or refuses it naming the field and what would have worked.
+
+import { Compile } from 'typebox/compile'
+import { type What } from './buckets.js'
+import { badRequest } from './errors.js'
+import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, type RequestField } from './schemas.js'
+
+/** A validated question: `filter` is keyed by the bucket's field names (for collect, `contributor`). */
+export interface Query {
+  what: What
+  filter: Record<string, string>
+  after?: string
+  limit?: number
+}
+
+const check = Compile(ProvisioningRequest)
+
+const WORKS: Record<RequestField, string> = {
+  what: 'one of registry, needs, applied, collect',
+  node: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "n1")',
+  module: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "gitea")',
+  contributor: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "gitea")',
+  kind: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "secret")',
+  collection: 'a collection name of 1 to 256 characters (e.g. "shell:zsh:normal")',
+  after: 'the `next` of an earlier answer (a key of 1 to 1024 characters)',
+  limit: `a whole number from 1 to ${MAX_LIMIT}`
+}
+
+function shown (value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+function applicable (what: What): string {
+  return [...NARROWED_BY[what], 'after', 'limit'].join(', ')
+}
+
+/** Validates a request object (already parsed from JSON or a query string). */
+export function readQuery (input: unknown): Query {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw badRequest(undefined, `the request must be a JSON object such as {"what":"needs","node":"n1"}; got ${shown(input)}`)
+  }
+  const request = input as Record<string, unknown>
+  for (const field of Object.keys(request)) {
+    if (!(field in WORKS)) {
+      throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
+    }
+  }
+  if (!check.Check(request)) {
+    for (const field of Object.keys(WORKS) as RequestField[]) {
+      if (field in request && !check.Check({ [field]: request[field] })) {
+        throw badRequest(field, `${field}: ${shown(request[field])} will not do; it takes ${WORKS[field]}`)
+      }
+    }
+    throw badRequest(undefined, 'the request does not fit its schema; see the endpoint metadata request_schema')
+  }
+  const what = (request['what'] ?? 'registry') as What
+  const filter: Record<string, string> = {}
+  const allowed = NARROWED_BY[what] as readonly string[]
+  for (const field of Object.keys(request) as RequestField[]) {
+    if (field === 'what' || field === 'after' || field === 'limit') continue
+    if (!allowed.includes(field)) {
+      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${applicable(what)}`)
+    }
+    const name = what === 'collect' && field === 'module' ? 'contributor' : field
+    const value = request[field] as string
+    if (filter[name] !== undefined && filter[name] !== value) {
+      throw badRequest(field, `module and contributor name the contributor twice, as "${filter[name]}" and "${value}"; give one`)
+    }
+    if (field === 'collection' && !value.isWellFormed()) {
+      throw badRequest(field, `collection: ${shown(value)} holds a lone surrogate; it takes ${WORKS.collection}`)
+    }
+    filter[name] = value
+  }
+  return {
+    what,
+    filter,
+    ...(request['after'] === undefined ? {} : { after: request['after'] as string }),
+    ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number })
+  }
+}

@@ -1,0 +1,152 @@
+// The one source of truth for every shape on the wire: the verb's request and answer, the HTTP
+// routes' query strings and responses, the OpenAPI document and the endpoint's metadata are all
+// made from these typebox schemas, and the TypeScript types are their Static<>.
+
+import { Type, type Static, type TSchema } from 'typebox'
+import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './buckets.js'
+import { ERROR_CODES } from './errors.js'
+
+const token = (description: string, example: string) =>
+  Type.String({ pattern: TOKEN_PATTERN, minLength: 1, maxLength: 256, description, examples: [example] })
+
+/** The largest `limit` anyone may ask for; HTTP also defaults to 1000 (SPEC §5). */
+export const MAX_LIMIT = 10000
+
+export const RequestFields = {
+  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect')], {
+    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`.',
+    default: 'registry'
+  }),
+  node: token('Only this node (one key token).', 'n1'),
+  module: token('Only this module; for collect, the contributor.', 'gitea'),
+  contributor: token('For collect: only this contributor (the same as `module`).', 'gitea'),
+  kind: token('Only this kind of placeholder (registry: the kind answered; needs: the kind needed).', 'secret'),
+  collection: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    description: 'For collect: only this collection, by its decoded name; the service encodes it.',
+    examples: ['shell:zsh:normal']
+  }),
+  after: Type.String({
+    minLength: 1,
+    maxLength: 1024,
+    description: 'Continue after this key: the `next` of an earlier answer.',
+    examples: ['n1.gitea.secret.db-password']
+  }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `At most this many entries (1 to ${MAX_LIMIT}).`, examples: [100] })
+}
+
+export type RequestField = keyof typeof RequestFields
+
+/** The verb's request: a JSON object; an empty payload means `{"what":"registry"}`. */
+export const ProvisioningRequest = Type.Object({
+  what: Type.Optional(RequestFields.what),
+  node: Type.Optional(RequestFields.node),
+  module: Type.Optional(RequestFields.module),
+  contributor: Type.Optional(RequestFields.contributor),
+  kind: Type.Optional(RequestFields.kind),
+  collection: Type.Optional(RequestFields.collection),
+  after: Type.Optional(RequestFields.after),
+  limit: Type.Optional(RequestFields.limit)
+}, { additionalProperties: false, description: 'A question to mesh-provisioner.provisioning.', $id: 'ProvisioningRequest' })
+export type ProvisioningRequest = Static<typeof ProvisioningRequest>
+
+/** Which request fields narrow each question, beside `what`, `after` and `limit`. */
+export const NARROWED_BY = {
+  registry: ['kind'],
+  needs: ['node', 'module', 'kind'],
+  applied: ['node', 'module'],
+  collect: ['node', 'module', 'contributor', 'collection']
+} as const satisfies Record<What, readonly RequestField[]>
+
+const FIELD_DESCRIPTIONS: Record<string, string> = {
+  kind: 'The kind of placeholder.',
+  node: 'The node.',
+  module: 'The module.',
+  name: 'The name of the need.',
+  collection: 'The collection, by its decoded name.',
+  contributor: 'The module that contributed the item.'
+}
+
+const entryCommon = {
+  key: Type.String({ description: 'The key as stored in the bucket.' }),
+  value: Type.Optional(Type.Unknown({ description: "The writer's JSON value, passed through. Absent when the value is not JSON." })),
+  raw: Type.Optional(Type.String({ description: 'The value as text, when it is UTF-8 but not JSON.' })),
+  rawBase64: Type.Optional(Type.String({ description: 'The value in base64, when it is not UTF-8.' })),
+  problem: Type.Optional(Type.String({ description: 'Why `value` is absent.' })),
+  revision: Type.Integer({ description: 'The revision (bucket stream sequence) that wrote this entry.' }),
+  updated: Type.String({ format: 'date-time', description: 'When that revision was written.' })
+}
+
+function entrySchema (what: What): TSchema {
+  const fields: Record<string, TSchema> = {}
+  for (const f of FIELDS[what]) fields[f] = Type.String({ description: FIELD_DESCRIPTIONS[f] ?? f })
+  return Type.Object({ ...fields, ...entryCommon }, { description: `One ${what} entry: the key read into its fields.` })
+}
+
+export const OutOfShape = Type.Object({
+  key: Type.String({ description: 'The key as stored.' }),
+  revision: Type.Integer({ description: 'The revision that wrote it.' }),
+  reason: Type.String({ description: "Why it does not fit the bucket's key shape, in words." })
+}, { description: "A key that does not fit its bucket's shape: said, never dropped." })
+
+export const Cut = Type.Object({
+  reason: Type.Union([Type.Literal('payload'), Type.Literal('limit')], {
+    description: '`limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size.'
+  }),
+  omitted: Type.Integer({ minimum: 1, description: 'How many matching entries after this page were left out; ask again with `after` = `next`.' })
+}, { description: 'Present when the answer was cut short.' })
+
+function answerSchema (what: What) {
+  return Type.Object({
+    what: Type.Literal(what, { description: 'The question answered.' }),
+    bucket: Type.Literal(BUCKETS[what], { description: 'The bucket read.' }),
+    revision: Type.Integer({ description: 'The last bucket revision this answer reflects.' }),
+    total: Type.Integer({ description: 'How many entries match the filter, before any cut and regardless of `after`.' }),
+    stale: Type.Boolean({ description: 'True while the service is cut off from NATS and answers from what it last knew.' }),
+    entries: Type.Array(entrySchema(what), { description: 'The matching entries, sorted by key.' }),
+    outOfShape: Type.Array(OutOfShape, { description: 'Keys of this bucket that do not fit its shape and that the filter does not contradict, sorted by key.' }),
+    outOfShapeOmitted: Type.Optional(Type.Integer({ minimum: 1, description: 'How many more out-of-shape keys there are than this answer had room to list.' })),
+    next: Type.Optional(Type.String({ description: 'Present when cut: the key to pass as `after` to continue.' })),
+    cut: Type.Optional(Cut)
+  }, { description: `The ${what} answer.`, $id: `${what[0]?.toUpperCase()}${what.slice(1)}Answer` })
+}
+
+export const Answers = {
+  registry: answerSchema('registry'),
+  needs: answerSchema('needs'),
+  applied: answerSchema('applied'),
+  collect: answerSchema('collect')
+}
+export const Entries = {
+  registry: entrySchema('registry'),
+  needs: entrySchema('needs'),
+  applied: entrySchema('applied'),
+  collect: entrySchema('collect')
+}
+
+/** The verb's answer: one of the four answer documents. */
+export const ProvisioningAnswer = Type.Union([Answers.registry, Answers.needs, Answers.applied, Answers.collect], {
+  description: 'The answer of mesh-provisioner.provisioning; the HTTP gateway returns the same document.'
+})
+
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c)), { description: 'A stable code for programs.' }),
+    message: Type.String({ description: 'What was wrong and what would have worked, for people.' }),
+    field: Type.Optional(Type.String({ description: 'The request field at fault, when there is one.' }))
+  })
+}, { description: 'Every refusal, on the bus and over HTTP.', $id: 'ErrorBody' })
+export type ErrorBody = Static<typeof ErrorBody>
+
+/** A registry answer (SPEC §3): where a client finds the values of one kind. */
+export const RegistryValue = Type.Object({
+  kind: Type.String({ description: 'The kind of placeholder answered.' }),
+  module: Type.String({ description: 'The owning module; `<provider-module>` where each provider owns its own.' }),
+  bucket: Type.Optional(Type.String({ description: 'The bucket holding the values.' })),
+  key: Type.Optional(Type.String({ description: "The bucket's key shape." })),
+  collection: Type.Optional(Type.String({ description: 'The collection, where the bucket is the collect bucket.' })),
+  verb: Type.Optional(Type.String({ description: "The seat's verb asked on request and reply." })),
+  note: Type.Optional(Type.String({ description: 'A remark for people.' }))
+}, { additionalProperties: false })
+export type RegistryValue = Static<typeof RegistryValue>

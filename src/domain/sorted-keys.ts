@@ -1,0 +1,52 @@
+// A sorted set of keys in code-unit order: what every answer pages through. Reads are binary
+// searches over a contiguous array; an update costs one memmove.
+
+export class SortedKeys {
+  private readonly keys: string[]
+
+  /** Takes ownership of `sorted`, which must already be in order and without repeats. */
+  constructor (sorted: string[] = []) {
+    this.keys = sorted
+  }
+
+  get size (): number {
+    return this.keys.length
+  }
+
+  /** The position of the first key greater than `key` (the start of the page after it). */
+  upperBound (key: string): number {
+    let lo = 0
+    let hi = this.keys.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.keys[mid] as string) <= key) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  private lowerBound (key: string): number {
+    let lo = 0
+    let hi = this.keys.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.keys[mid] as string) < key) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  add (key: string): void {
+    const at = this.lowerBound(key)
+    if (this.keys[at] !== key) this.keys.splice(at, 0, key)
+  }
+
+  delete (key: string): void {
+    const at = this.lowerBound(key)
+    if (this.keys[at] === key) this.keys.splice(at, 1)
+  }
+
+  at (i: number): string | undefined {
+    return this.keys[i]
+  }
+}

@@ -1,0 +1,333 @@
+// One bucket's contents held in memory, fed by a KV watch (deletes included), with the indexes
+// that let a narrowed question cost what it returns. It loads, resumes after a reconnect from the
+// last revision it saw, and waits for a bucket that does not exist yet.
+
+import type { JetStreamClient, JetStreamManager, KV, KvEntry, QueuedIterator } from 'nats'
+import { BUCKETS, FIELDS, parseKey, type What } from './buckets.js'
+import { entryJson, outOfShapeJson } from './entry.js'
+import { ProvisionerError } from './errors.js'
+import { SortedKeys } from './sorted-keys.js'
+import type { Logger } from './logger.js'
+
+/** `absent`: the bucket does not exist; `loading`: its snapshot is arriving; `live`: answers come from it. */
+export type ViewState = 'starting' | 'absent' | 'loading' | 'live'
+
+export interface StoredEntry {
+  key: string
+  /** The key's fields in the order of the bucket's shape, decoded. */
+  fields: string[]
+  revision: number
+  json: string
+  bytes: number
+}
+
+export interface OutOfShapeEntry {
+  key: string
+  tokens: string[]
+  revision: number
+  reason: string
+  json: string
+  bytes: number
+}
+
+/** Index positions per bucket: single fields, and node+second field for the common narrowing. */
+const INDEXES: Record<What, number[][]> = {
+  registry: [[0]],
+  needs: [[0], [1], [2], [0, 1]],
+  applied: [[0], [1]],
+  collect: [[0], [1], [2], [0, 1]]
+}
+
+const SEP = '\u0000'
+
+/** One generation of a bucket's contents (a re-created bucket starts a new one). */
+export class Contents {
+  readonly entries = new Map<string, StoredEntry>()
+  readonly outOfShape = new Map<string, OutOfShapeEntry>()
+  revision = 0
+  /** Set when the snapshot is complete; until then only the maps are kept. */
+  all: SortedKeys | undefined
+  oddKeys = new SortedKeys()
+  private readonly indexes = new Map<string, Map<string, SortedKeys>>()
+
+  constructor (readonly what: What, readonly created: string) {}
+
+  get indexed (): boolean {
+    return this.all !== undefined
+  }
+
+  apply (e: KvEntry): void {
+    if (e.revision <= this.revision) return
+    this.revision = e.revision
+    this.remove(e.key)
+    if (e.operation !== 'PUT') return
+    const parsed = parseKey(this.what, e.key)
+    if (parsed.ok) {
+      const fields = FIELDS[this.what].map((f) => parsed.fields[f] as string)
+      const json = entryJson(this.what, e.key, fields, e.value, e.revision, e.created)
+      const entry = { key: e.key, fields, revision: e.revision, json, bytes: Buffer.byteLength(json) }
+      this.entries.set(e.key, entry)
+      if (this.indexed) this.index(entry, (set) => set.add(e.key))
+    } else {
+      const json = outOfShapeJson(e.key, e.revision, parsed.reason)
+      this.outOfShape.set(e.key, { key: e.key, tokens: e.key.split('.'), revision: e.revision, reason: parsed.reason, json, bytes: Buffer.byteLength(json) })
+      if (this.indexed) this.oddKeys.add(e.key)
+    }
+  }
+
+  private remove (key: string): void {
+    const old = this.entries.get(key)
+    if (old) {
+      this.entries.delete(key)
+      if (this.indexed) this.index(old, (set) => set.delete(key))
+    } else if (this.outOfShape.delete(key) && this.indexed) {
+      this.oddKeys.delete(key)
+    }
+  }
+
+  private index (entry: StoredEntry, change: (set: SortedKeys) => void): void {
+    change(this.all as SortedKeys)
+    for (const positions of INDEXES[this.what]) {
+      const byValue = this.indexes.get(positions.join()) as Map<string, SortedKeys>
+      const value = positions.map((p) => entry.fields[p]).join(SEP)
+      let set = byValue.get(value)
+      if (!set) byValue.set(value, (set = new SortedKeys()))
+      change(set)
+      if (set.size === 0) byValue.delete(value)
+    }
+  }
+
+  /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
+  buildIndexes (): void {
+    const sorted = [...this.entries.keys()].sort()
+    for (const positions of INDEXES[this.what]) {
+      const lists = new Map<string, string[]>()
+      for (const key of sorted) {
+        const fields = (this.entries.get(key) as StoredEntry).fields
+        const value = positions.map((p) => fields[p]).join(SEP)
+        const list = lists.get(value)
+        if (list) list.push(key)
+        else lists.set(value, [key])
+      }
+      this.indexes.set(positions.join(), new Map([...lists].map(([v, keys]) => [v, new SortedKeys(keys)])))
+    }
+    this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
+    this.all = new SortedKeys(sorted)
+  }
+
+  /**
+   * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
+   * position), and whether every key in it matches (then no entry need be checked).
+   */
+  candidates (filter: ReadonlyMap<number, string>): { set: SortedKeys, exact: boolean } {
+    let best: { set: SortedKeys, exact: boolean } = { set: this.all as SortedKeys, exact: filter.size === 0 }
+    for (const positions of INDEXES[this.what]) {
+      if (!positions.every((p) => filter.has(p))) continue
+      const set = this.indexes.get(positions.join())?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedKeys()
+      const exact = positions.length === filter.size
+      if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
+    }
+    return best
+  }
+}
+
+export interface ViewOptions {
+  what: What
+  js: JetStreamClient
+  jsm: JetStreamManager
+  log: Logger
+  /** How often to look again for a missing bucket (ms). */
+  retryMs?: number
+  /** How often to check that a live bucket still exists and is the same one (ms). */
+  checkMs?: number
+}
+
+export interface ViewStatus {
+  bucket: string
+  state: ViewState
+  stale: boolean
+  revision: number
+  keys: number
+  outOfShape: number
+}
+
+function isNotFound (err: unknown): boolean {
+  const e = err as { api_error?: { err_code?: number }, code?: string, message?: string }
+  return e.api_error?.err_code === 10059 || e.code === '404' || /stream not found/i.test(e.message ?? '')
+}
+
+export class BucketView {
+  readonly what: What
+  readonly bucket: string
+  private readonly js: JetStreamClient
+  private readonly jsm: JetStreamManager
+  private readonly log: Logger
+  private readonly retryMs: number
+  private readonly checkMs: number
+  private state: ViewState = 'starting'
+  private contents: Contents | undefined
+  private connected = true
+  private catchingUp = false
+  private stopped = false
+  private watch: QueuedIterator<KvEntry> | undefined
+  private wake: (() => void) | undefined
+  private running: Promise<void> | undefined
+  private kv: KV | undefined
+  private readonly listeners = new Set<() => void>()
+
+  constructor (opts: ViewOptions) {
+    this.what = opts.what
+    this.bucket = BUCKETS[opts.what]
+    this.js = opts.js
+    this.jsm = opts.jsm
+    this.log = opts.log
+    this.retryMs = opts.retryMs ?? 1000
+    this.checkMs = opts.checkMs ?? 10_000
+  }
+
+  start (): void {
+    this.running ??= this.loop().catch((err) => this.log.error({ err, bucket: this.bucket }, 'view loop failed'))
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    this.watch?.stop()
+    this.wake?.()
+    await this.running
+  }
+
+  /** Called on every change of the connection; on reconnect the watch resumes at once. */
+  setConnected (connected: boolean): void {
+    this.connected = connected
+    if (connected) this.restart()
+  }
+
+  /** Ends the current watch so that the loop binds again and resumes from the last revision. */
+  restart (): void {
+    this.watch?.stop()
+    this.wake?.()
+  }
+
+  /** Runs `fn` whenever the view changes (an update arrives, or it becomes live). */
+  onChange (fn: () => void): () => void {
+    this.listeners.add(fn)
+    return () => this.listeners.delete(fn)
+  }
+
+  get stale (): boolean {
+    return !this.connected || this.catchingUp
+  }
+
+  status (): ViewStatus {
+    return {
+      bucket: this.bucket,
+      state: this.state,
+      stale: this.stale,
+      revision: this.contents?.revision ?? 0,
+      keys: this.contents?.entries.size ?? 0,
+      outOfShape: this.contents?.outOfShape.size ?? 0
+    }
+  }
+
+  /** The contents to answer from, or the refusal that says why there are none. */
+  read (): Contents {
+    const c = this.contents
+    if (this.state === 'live' && c?.indexed) return c
+    if (this.state === 'absent') {
+      const who = this.what === 'registry' ? "this service's registry writer (unless REGISTRY_CREATE_BUCKET=false)" : 'the provisioner clients'
+      throw new ProvisionerError('BUCKET_MISSING', `bucket ${this.bucket} does not exist; ${who} create${this.what === 'registry' ? 's' : ''} it, and the service serves it as soon as it appears`)
+    }
+    throw new ProvisionerError('NOT_READY', `bucket ${this.bucket} is ${this.state === 'loading' ? `still loading (${c?.entries.size ?? 0} keys so far)` : 'not read yet'}; ask again shortly`)
+  }
+
+  private async pause (ms: number): Promise<void> {
+    if (this.stopped) return
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms)
+      this.wake = () => { clearTimeout(t); resolve() }
+    })
+    this.wake = undefined
+  }
+
+  private changed (): void {
+    for (const fn of this.listeners) fn()
+  }
+
+  private async loop (): Promise<void> {
+    this.kv = await this.js.views.kv(this.bucket, { bindOnly: true })
+    while (!this.stopped) {
+      let created: string
+      let lastSeq: number
+      try {
+        const info = await this.jsm.streams.info(`KV_${this.bucket}`)
+        created = info.created
+        lastSeq = info.state.last_seq
+      } catch (err) {
+        if (isNotFound(err)) {
+          if (this.state !== 'absent') this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
+          this.state = 'absent'
+          this.contents = undefined
+          this.changed()
+        } else {
+          this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; trying again')
+        }
+        await this.pause(this.retryMs)
+        continue
+      }
+      const c = this.contents
+      const resume = c !== undefined && c.indexed && c.created === created && lastSeq >= c.revision
+      if (!resume) {
+        if (c) this.log.warn({ bucket: this.bucket }, 'bucket was re-created or purged; reloading it')
+        this.contents = new Contents(this.what, created)
+        this.state = 'loading'
+      }
+      await this.follow(resume ? (c as Contents).revision + 1 : undefined)
+      await this.pause(this.stopped ? 0 : 50)
+    }
+  }
+
+  /** Follows the bucket until the watch ends (stop, restart, lost connection or bucket). */
+  private async follow (from: number | undefined): Promise<void> {
+    const contents = this.contents as Contents
+    this.catchingUp = from !== undefined
+    const ready = (): void => {
+      if (!contents.indexed) contents.buildIndexes()
+      this.state = 'live'
+      this.catchingUp = false
+      this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
+      this.changed()
+    }
+    let watch: QueuedIterator<KvEntry>
+    try {
+      watch = await (this.kv as KV).watch({ key: '>', initializedFn: ready, ...(from === undefined ? {} : { resumeFromRevision: from }) })
+    } catch (err) {
+      this.log.warn({ err, bucket: this.bucket }, 'watch could not start; trying again')
+      await this.pause(this.retryMs)
+      return
+    }
+    this.watch = watch
+    if (this.stopped) watch.stop()
+    const check = setInterval(() => { void this.verify(contents.created) }, this.checkMs)
+    try {
+      for await (const e of watch) {
+        contents.apply(e)
+        if (contents.indexed) this.changed()
+      }
+    } catch (err) {
+      if (!this.stopped) this.log.warn({ err, bucket: this.bucket }, 'watch ended with an error; binding again')
+    } finally {
+      clearInterval(check)
+      this.watch = undefined
+    }
+  }
+
+  /** A deleted or re-created bucket sends the watch nothing: ask now and then, and start over. */
+  private async verify (created: string): Promise<void> {
+    try {
+      const info = await this.jsm.streams.info(`KV_${this.bucket}`)
+      if (info.created !== created) this.restart()
+    } catch (err) {
+      if (isNotFound(err)) this.restart()
+    }
+  }
+}

@@ -1,0 +1,54 @@
+// The four views together, following the connection: stale while it is down, resumed at once when
+// it comes back (rather than after the client library's own ~12 s heartbeat check).
+
+import type { NatsConnection } from 'nats'
+import { WHATS, type What } from './buckets.js'
+import type { Logger } from './logger.js'
+import { BucketView, type ViewStatus } from './view.js'
+
+export interface Views {
+  readonly byWhat: Readonly<Record<What, BucketView>>
+  /** True while the NATS connection is up. */
+  connected (): boolean
+  status (): Record<What, ViewStatus>
+  stop (): Promise<void>
+}
+
+export interface ViewsOptions {
+  nc: NatsConnection
+  log: Logger
+  retryMs?: number
+  checkMs?: number
+}
+
+export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions): Promise<Views> {
+  const js = nc.jetstream()
+  const jsm = await nc.jetstreamManager()
+  const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketView({
+    what,
+    js,
+    jsm,
+    log,
+    ...(retryMs === undefined ? {} : { retryMs }),
+    ...(checkMs === undefined ? {} : { checkMs })
+  })])) as Record<What, BucketView>
+  let connected = !nc.isClosed()
+  const all = Object.values(byWhat)
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect') {
+        connected = s.type === 'reconnect'
+        for (const view of all) view.setConnected(connected)
+      }
+    }
+  })()
+  for (const view of all) view.start()
+  return {
+    byWhat,
+    connected: () => connected,
+    status: () => Object.fromEntries(WHATS.map((w) => [w, byWhat[w].status()])) as Record<What, ViewStatus>,
+    stop: async () => {
+      await Promise.all(all.map((v) => v.stop()))
+    }
+  }
+}

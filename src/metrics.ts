@@ -1,0 +1,75 @@
+// Prometheus metrics for the whole process on a registry of its own (two instances in one test
+// process must not share counters). Views and the writer are read at scrape time.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { RegistryRun } from './domain/registry-writer.js'
+import type { Views } from './domain/views.js'
+
+export interface Metrics {
+  readonly registry: Registry
+  /** Counts one answered request of a face (`bus` or `http`) and its latency. */
+  observe (face: 'bus' | 'http', route: string, outcome: string, seconds: number): void
+  registryRun (run: RegistryRun): void
+}
+
+export function createMetrics (views: Views, defaults = true): Metrics {
+  const registry = new Registry()
+  if (defaults) collectDefaultMetrics({ register: registry })
+  const requests = new Counter({
+    name: 'mesh_provisioner_requests_total',
+    help: 'Requests answered, by face (bus, http), route or question, and outcome (ok or an error code).',
+    labelNames: ['face', 'route', 'outcome'] as const,
+    registers: [registry]
+  })
+  const latency = new Histogram({
+    name: 'mesh_provisioner_request_duration_seconds',
+    help: 'Time to answer a request, by face and route or question.',
+    labelNames: ['face', 'route'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry]
+  })
+  const perBucket = (name: string, help: string, read: (s: ReturnType<Views['status']>[keyof ReturnType<Views['status']>]) => number) => new Gauge({
+    name,
+    help,
+    labelNames: ['bucket'] as const,
+    registers: [registry],
+    collect () {
+      for (const s of Object.values(views.status())) this.set({ bucket: s.bucket }, read(s))
+    }
+  })
+  perBucket('mesh_provisioner_view_keys', 'Entries held in the view of each bucket.', (s) => s.keys)
+  perBucket('mesh_provisioner_view_out_of_shape', 'Keys of each bucket that do not fit its shape.', (s) => s.outOfShape)
+  perBucket('mesh_provisioner_view_revision', 'The last revision each view has seen.', (s) => s.revision)
+  perBucket('mesh_provisioner_view_live', '1 when the view of the bucket is live, 0 otherwise.', (s) => (s.state === 'live' ? 1 : 0))
+  new Gauge({ // eslint-disable-line no-new
+    name: 'mesh_provisioner_nats_connected',
+    help: '1 while the NATS connection is up.',
+    registers: [registry],
+    collect () { this.set(views.connected() ? 1 : 0) }
+  })
+  const runs = new Counter({
+    name: 'mesh_provisioner_registry_runs_total',
+    help: 'Registry writer runs, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
+  const kinds = new Counter({
+    name: 'mesh_provisioner_registry_kinds_total',
+    help: 'Kinds the registry writer wrote, left as they were, or deleted.',
+    labelNames: ['action'] as const,
+    registers: [registry]
+  })
+  return {
+    registry,
+    observe (face, route, outcome, seconds) {
+      requests.inc({ face, route, outcome })
+      latency.observe({ face, route }, seconds)
+    },
+    registryRun (run) {
+      runs.inc({ outcome: run.ok ? 'ok' : 'failed' })
+      kinds.inc({ action: 'wrote' }, run.wrote.length)
+      kinds.inc({ action: 'left' }, run.left.length)
+      kinds.inc({ action: 'deleted' }, run.deleted.length)
+    }
+  }
+}

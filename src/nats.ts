@@ -1,0 +1,67 @@
+// The NATS connection: every sign-in way of SPEC §6, never giving up on reconnecting (the client's
+// default closes after ~10 tries and its KV watches then end without an error), every change of
+// state logged, and a refused sign-in said at once instead of retried forever.
+
+import { readFileSync } from 'node:fs'
+import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from 'nats'
+import type { Config } from './config.js'
+import type { Logger } from './domain/logger.js'
+
+export class NatsAuthError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'NatsAuthError'
+  }
+}
+
+const AUTH = /AUTHORIZATION_VIOLATION|AUTHENTICATION_EXPIRED|AUTHENTICATION_TIMEOUT|authorization violation|user authentication|permissions violation for connect/i
+
+export function connectionOptions (nats: Config['nats']): ConnectionOptions {
+  return {
+    servers: [...nats.servers],
+    name: nats.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    reconnectJitter: 250,
+    pingInterval: 10_000,
+    ...(nats.creds === undefined ? {} : { authenticator: credsAuthenticator(readFileSync(nats.creds)) }),
+    ...(nats.user === undefined ? {} : { user: nats.user, pass: nats.pass as string }),
+    ...(nats.token === undefined ? {} : { token: nats.token }),
+    ...(nats.tls === undefined ? {} : { tls: { ...nats.tls } })
+  }
+}
+
+/**
+ * Connects, waiting for a server that is not up yet (trying again every `retryMs`), but failing at
+ * once when the server refuses the credentials: that needs a person, not patience.
+ */
+export async function connectNats (nats: Config['nats'], log: Logger, retryMs = 2000): Promise<NatsConnection> {
+  const opts = connectionOptions(nats)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const nc = await connect(opts)
+      log.info({ server: nc.getServer(), maxPayload: nc.info?.max_payload }, 'connected to NATS')
+      void followStatus(nc, log)
+      return nc
+    } catch (err) {
+      const text = `${(err as { code?: string }).code ?? ''} ${(err as Error).message}`
+      if (AUTH.test(text)) {
+        throw new NatsAuthError(`NATS at ${nats.servers.join(',')} refused the credentials (${(err as Error).message}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS`)
+      }
+      if (/TLS|certificate|self.signed|unable to verify/i.test(text)) {
+        throw new NatsAuthError(`TLS to NATS at ${nats.servers.join(',')} failed (${(err as Error).message}); check NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY`)
+      }
+      if (attempt === 1 || attempt % 15 === 0) log.warn({ servers: nats.servers, err: (err as Error).message, attempt }, 'NATS is not reachable yet; trying again')
+      await new Promise((resolve) => setTimeout(resolve, retryMs))
+    }
+  }
+}
+
+async function followStatus (nc: NatsConnection, log: Logger): Promise<void> {
+  for await (const s of nc.status()) {
+    const data = typeof s.data === 'string' ? s.data : JSON.stringify(s.data)
+    if (s.type === 'disconnect' || s.type === 'error') log.warn({ nats: s.type, data }, 'NATS connection %s', s.type)
+    else if (s.type === 'pingTimer' || s.type === 'reconnecting') log.debug({ nats: s.type, data }, 'NATS connection %s', s.type)
+    else log.info({ nats: s.type, data }, 'NATS connection %s', s.type)
+  }
+}

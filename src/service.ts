@@ -1,0 +1,83 @@
+// Wires the process: one NATS connection, the four views, the queries over them, and the three
+// faces (verb, gateway, registry writer). Stops in reverse order. Used by main, the demo and tests.
+
+import type { NatsConnection } from 'nats'
+import type { Logger as PinoLogger } from 'pino'
+import { startBus, type Bus } from './bus/service.js'
+import type { Config } from './config.js'
+import { BUCKETS } from './domain/buckets.js'
+import { createProvisioning, type Provisioning } from './domain/provisioning.js'
+import { compileRegistry } from './domain/registry.js'
+import { RegistryWriter } from './domain/registry-writer.js'
+import { createViews, type Views } from './domain/views.js'
+import { buildApp } from './http/app.js'
+import { createMetrics, type Metrics } from './metrics.js'
+import { connectNats } from './nats.js'
+import type { FastifyInstance } from 'fastify'
+
+export interface Running {
+  nc: NatsConnection
+  views: Views
+  provisioning: Provisioning
+  writer: RegistryWriter
+  bus: Bus
+  app: FastifyInstance
+  metrics: Metrics
+  /** Where the gateway listens, e.g. http://127.0.0.1:8080. */
+  url: string
+  stop (): Promise<void>
+}
+
+export interface ServiceOptions {
+  config: Readonly<Config>
+  log: PinoLogger
+  version: string
+  /** Timings for tests: how often views look for a missing bucket and check a live one (ms). */
+  viewRetryMs?: number
+  viewCheckMs?: number
+  registryRetryMs?: number
+}
+
+export async function startService ({ config, log, version, viewRetryMs, viewCheckMs, registryRetryMs }: ServiceOptions): Promise<Running> {
+  const nc = await connectNats(config.nats, log)
+  const views = await createViews({
+    nc,
+    log,
+    ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
+    ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
+  })
+  const provisioning = createProvisioning(views)
+  const metrics = createMetrics(views)
+  const js = nc.jetstream()
+  const writer = new RegistryWriter({
+    open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, replicas: config.registry.replicas, history: 1 }),
+    compiled: compileRegistry(config.registry.domains),
+    intervalMs: config.registry.intervalMs,
+    ...(registryRetryMs === undefined ? {} : { retryMs: registryRetryMs }),
+    log,
+    onRun: (run) => metrics.registryRun(run)
+  })
+  writer.start()
+  const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
+  const app = await buildApp({ provisioning, views, writer, metrics, log, corsOrigins: config.http.corsOrigins, version })
+  const url = await app.listen({ host: config.http.host, port: config.http.port })
+  log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
+
+  return {
+    nc,
+    views,
+    provisioning,
+    writer,
+    bus,
+    app,
+    metrics,
+    url,
+    async stop () {
+      await writer.stop()
+      await bus.stop()
+      await app.close()
+      await views.stop()
+      if (!nc.isClosed()) await nc.drain()
+    }
+  }
+}

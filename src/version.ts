@@ -1,0 +1,5 @@
+// The package's semver, read once from package.json (the micro service announces it).
+
+import { readFileSync } from 'node:fs'
+
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
