@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, connect as tcp } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { connect, type ConnectionOptions, type NatsConnection } from 'nats'
 
 export function natsServerBin (): string {
   return process.env['NATS_SERVER_BIN'] ?? 'nats-server'
@@ -55,6 +56,19 @@ export class NatsServer {
 
   get url (): string {
     return `nats://127.0.0.1:${this.port}`
+  }
+
+  /**
+   * A client connection with every right (the test's own hand: seeding, deleting buckets).
+   * Tests connect through this rather than with bare URLs, so that the server's accounts can change.
+   */
+  async connect (opts: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
+    return await connect({ servers: this.url, ...opts })
+  }
+
+  /** The settings (SPEC §6) with which the service connects to this server. */
+  serviceEnv (): Record<string, string> {
+    return { NATS_URL: this.url }
   }
 
   get running (): boolean {

@@ -3,9 +3,11 @@
 import { pino } from 'pino'
 import { loadConfig, type Env } from '../../src/config.js'
 import { startService, type Running } from '../../src/service.js'
+import type { NatsServer } from './nats-server.js'
 
-export async function startTestService (natsUrl: string, env: Env = {}): Promise<Running> {
-  const config = loadConfig({ NATS_URL: natsUrl, HTTP_PORT: '0', LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent', ...env })
+/** Starts the service against `server` as the service's own NATS user; `env` overrides settings. */
+export async function startTestService (server: NatsServer, env: Env = {}): Promise<Running> {
+  const config = loadConfig({ ...server.serviceEnv(), HTTP_PORT: '0', LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent', ...env })
   return await startService({
     config,
     log: pino({ level: config.logLevel }),
