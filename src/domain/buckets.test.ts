@@ -1,0 +1,36 @@
+import { describe, expect, test } from 'vitest'
+import { keyOf, parseKey, shapeOf } from './buckets.js'
+
+describe('parseKey', () => {
+  test.each([
+    ['needs', 'n1.gitea.secret.db-password', { node: 'n1', module: 'gitea', kind: 'secret', name: 'db-password' }],
+    ['applied', 'n1.gitea', { node: 'n1', module: 'gitea' }],
+    ['collect', 'n1.shell=3Azsh=3Anormal.gitea', { node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea' }],
+    ['registry', 'secret', { kind: 'secret' }],
+    ['needs', 'n/1.a=b.c_d.e-f', { node: 'n/1', module: 'a=b', kind: 'c_d', name: 'e-f' }]
+  ] as const)('%s key %s fits', (what, key, fields) => {
+    expect(parseKey(what, key)).toEqual({ ok: true, fields })
+  })
+
+  test.each([
+    ['needs', 'n1.gitea', 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens'],
+    ['needs', 'n1.gitea.secret.a.b', 'needs keys are <node>.<module>.<kind>.<name>: this one has 5 tokens'],
+    ['applied', 'n1', 'applied keys are <node>.<module>: this one has 1 token'],
+    ['applied', 'n1..x', 'applied keys are <node>.<module>: this one has 3 tokens'],
+    ['applied', 'n1.', 'applied keys are <node>.<module>: <module> is empty'],
+    ['applied', 'n1.modulé', 'applied keys are <node>.<module>: <module> "modulé" holds a character a token cannot (A-Z a-z 0-9 _ - / = only)'],
+    ['registry', 'a.b', 'registry keys are <kind>: this one has 2 tokens'],
+    ['collect', 'n1.shell=3azsh.gitea', 'collect keys are <node>.<collection>.<contributor>: <collection> "shell=3azsh" is not an encoded name: "=3a" at 5 is not an escape: = takes two upper-case hex digits (=3A, =3D)'],
+    ['collect', 'n1.=FF.gitea', 'collect keys are <node>.<collection>.<contributor>: <collection> "=FF" is not an encoded name: its escapes do not spell UTF-8']
+  ] as const)('%s key %s is out of shape', (what, key, reason) => {
+    expect(parseKey(what, key)).toEqual({ ok: false, reason })
+  })
+})
+
+test('keyOf writes the shape parseKey reads, escaping collections', () => {
+  const fields = { node: 'n1', collection: 'contribution:route=proxy', contributor: 'gitea' }
+  const key = keyOf('collect', fields)
+  expect(key).toBe('n1.contribution=3Aroute=3Dproxy.gitea')
+  expect(parseKey('collect', key)).toEqual({ ok: true, fields })
+  expect(shapeOf('collect')).toBe('<node>.<collection>.<contributor>')
+})

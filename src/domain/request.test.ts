@@ -1,0 +1,45 @@
+import { describe, expect, test } from 'vitest'
+import { ProvisionerError } from './errors.js'
+import { readQuery } from './request.js'
+
+describe('readQuery reads', () => {
+  test.each([
+    [{}, { what: 'registry', filter: {} }],
+    [{ what: 'registry', kind: 'secret' }, { what: 'registry', filter: { kind: 'secret' } }],
+    [{ what: 'needs', node: 'n1', module: 'gitea', kind: 'secret', limit: 5 }, { what: 'needs', filter: { node: 'n1', module: 'gitea', kind: 'secret' }, limit: 5 }],
+    [{ what: 'applied', node: 'n1', after: 'n1.a' }, { what: 'applied', filter: { node: 'n1' }, after: 'n1.a' }],
+    [{ what: 'collect', module: 'gitea', collection: 'shell:zsh:normal' }, { what: 'collect', filter: { contributor: 'gitea', collection: 'shell:zsh:normal' } }],
+    [{ what: 'collect', contributor: 'gitea', module: 'gitea' }, { what: 'collect', filter: { contributor: 'gitea' } }]
+  ])('%j', (input, query) => {
+    expect(readQuery(input)).toEqual(query)
+  })
+})
+
+describe('readQuery refuses, naming the field and what works', () => {
+  test.each([
+    [null, undefined, /must be a JSON object/],
+    [[1], undefined, /must be a JSON object/],
+    ['needs', undefined, /must be a JSON object/],
+    [{ what: 'everything' }, 'what', /what: "everything" will not do; it takes one of registry, needs, applied, collect/],
+    [{ nodes: 'n1' }, 'nodes', /"nodes" is not a request field; the fields are what, node, module/],
+    [{ what: 'needs', node: 'n1.x' }, 'node', /node: "n1.x" will not do; it takes one key token/],
+    [{ what: 'needs', node: 7 }, 'node', /node: 7 will not do/],
+    [{ what: 'needs', module: '' }, 'module', /module: "" will not do/],
+    [{ what: 'needs', limit: 0 }, 'limit', /limit: 0 will not do; it takes a whole number from 1 to 10000/],
+    [{ what: 'needs', limit: 1.5 }, 'limit', /limit: 1.5/],
+    [{ what: 'needs', limit: '5' }, 'limit', /limit: "5"/],
+    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, after, limit/],
+    [{ what: 'applied', kind: 'secret' }, 'kind', /kind does not narrow what=applied/],
+    [{ kind: 'secret', node: 'n1' }, 'node', /node does not narrow what=registry; registry takes kind, after, limit/],
+    [{ what: 'collect', module: 'a', contributor: 'b' }, 'contributor', /name the contributor twice/],
+    [{ what: 'collect', collection: 'a\ud800' }, 'collection', /lone surrogate/],
+    [{ what: 'collect', collection: '' }, 'collection', /collection: "" will not do/]
+  ])('%j', (input, field, message) => {
+    let caught: unknown
+    try { readQuery(input) } catch (err) { caught = err }
+    expect(caught).toBeInstanceOf(ProvisionerError)
+    expect((caught as ProvisionerError).code).toBe('BAD_REQUEST')
+    expect((caught as ProvisionerError).field).toBe(field)
+    expect((caught as ProvisionerError).message).toMatch(message)
+  })
+})

@@ -1,0 +1,18 @@
+import { expect, test } from 'vitest'
+import fc from 'fast-check'
+import { SortedKeys } from './sorted-keys.js'
+
+test('keeps keys in code-unit order without repeats, whatever the order of changes', () => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.string({ maxLength: 4 }))), (ops) => {
+    const set = new SortedKeys()
+    const model = new Set<string>()
+    for (const [add, key] of ops) {
+      if (add) { set.add(key); model.add(key) } else { set.delete(key); model.delete(key) }
+    }
+    const expected = [...model].sort()
+    expect(Array.from({ length: set.size }, (_, i) => set.at(i))).toEqual(expected)
+    for (const probe of ['', 'a', 'b', 'zz']) {
+      expect(set.upperBound(probe)).toBe(expected.filter((k) => k <= probe).length)
+    }
+  }))
+})
