@@ -1,12 +1,53 @@
-// Starts a real nats-server with JetStream for a test: a free loopback port, a temporary store, and
-// stop, kill and restart on the same port and store (the way nats.js's own `nst` helpers do).
+// Starts a real nats-server with JetStream for a test: a free loopback port, a temporary store, the
+// users and grants of deploy/nats-server.conf (so the service runs under its least-privilege user),
+// and stop, kill and restart on the same port and store (the way nats.js's own `nst` helpers do).
 
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, connect as tcp } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { connect, type ConnectionOptions, type NatsConnection } from 'nats'
+
+const DEPLOY_CONF = fileURLToPath(new URL('../../deploy/nats-server.conf', import.meta.url))
+
+/** The shipped configuration's users, and the variables its passwords are read from. */
+export const USERS = {
+  admin: 'NATS_ADMIN_PASSWORD',
+  'mesh-provisioner': 'MESH_PROVISIONER_PASSWORD',
+  'node-ace': 'NODE_ACE_PASSWORD'
+} as const
+export type User = keyof typeof USERS
+
+/** One password per user for the whole test process, so that the servers of a cluster agree. */
+const PASSWORDS = Object.fromEntries(Object.values(USERS).map((v) => [v, randomBytes(12).toString('hex')])) as Record<(typeof USERS)[User], string>
+
+/** The `accounts { … }` block of a nats-server.conf: braces counted outside comments and strings. */
+function accountsBlock (conf: string): string {
+  const start = conf.search(/^accounts\s*[:=]?\s*\{/m)
+  if (start < 0) throw new Error('no top-level accounts { } block in the configuration')
+  let depth = 0
+  let quote = ''
+  for (let i = start; i < conf.length; i++) {
+    const c = conf[i]
+    if (quote !== '') {
+      if (c === quote) quote = ''
+    } else if (c === '"' || c === "'") {
+      quote = c
+    } else if (c === '#') {
+      i = conf.indexOf('\n', i)
+      if (i < 0) break
+    } else if (c === '{') {
+      depth++
+    } else if (c === '}' && --depth === 0) {
+      return conf.slice(start, i + 1)
+    }
+  }
+  throw new Error('the accounts block of the configuration is not closed')
+}
 
 export function natsServerBin (): string {
   return process.env['NATS_SERVER_BIN'] ?? 'nats-server'
@@ -59,16 +100,26 @@ export class NatsServer {
   }
 
   /**
-   * A client connection with every right (the test's own hand: seeding, deleting buckets).
-   * Tests connect through this rather than with bare URLs, so that the server's accounts can change.
+   * A client connection with every right (the test's own hand: seeding, deleting buckets), signed
+   * in as the shipped configuration's `admin`.
    */
   async connect (opts: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
-    return await connect({ servers: this.url, ...opts })
+    return await this.connectAs('admin', opts)
   }
 
-  /** The settings (SPEC §6) with which the service connects to this server. */
+  /** A client connection signed in as one of the shipped configuration's users. */
+  async connectAs (user: User, opts: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
+    return await connect({ servers: this.url, ...NatsServer.credentials(user), ...opts })
+  }
+
+  static credentials (user: User): { user: string, pass: string } {
+    return { user, pass: PASSWORDS[USERS[user]] }
+  }
+
+  /** The settings (SPEC §6) with which the service connects to this server: its own least-privilege user. */
   serviceEnv (): Record<string, string> {
-    return { NATS_URL: this.url }
+    const { user, pass } = NatsServer.credentials('mesh-provisioner')
+    return { NATS_URL: this.url, NATS_USER: user, NATS_PASSWORD: pass }
   }
 
   get running (): boolean {
@@ -80,9 +131,13 @@ export class NatsServer {
     await writeFile(conf, [
       `listen: "127.0.0.1:${this.port}"`,
       `jetstream { store_dir: ${JSON.stringify(join(this.dir, 'js'))} }`,
+      accountsBlock(readFileSync(DEPLOY_CONF, 'utf8')),
       this.opts.config ?? ''
     ].join('\n'))
-    const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...PASSWORDS }
+    })
     proc.stdout?.on('data', (d: Buffer) => { this.log += d.toString() })
     proc.stderr?.on('data', (d: Buffer) => { this.log += d.toString() })
     this.proc = proc
