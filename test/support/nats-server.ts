@@ -22,8 +22,8 @@ export const USERS = {
 } as const
 export type User = keyof typeof USERS
 
-/** One password per user for the whole test process, so that the servers of a cluster agree. */
-const PASSWORDS = Object.fromEntries(Object.values(USERS).map((v) => [v, randomBytes(12).toString('hex')])) as Record<(typeof USERS)[User], string>
+/** One password per user for the whole test process, so that the servers of a cluster agree; NATS parses a variable as a value, so each starts with a letter. */
+const PASSWORDS = Object.fromEntries(Object.values(USERS).map((v) => [v, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof USERS)[User], string>
 
 /** The `accounts { … }` block of a nats-server.conf: braces counted outside comments and strings. */
 function accountsBlock (conf: string): string {

@@ -1,0 +1,112 @@
+// The shipped NATS grants (deploy/nats-server.conf) hold: a node client writes only its own node's
+// keys, the service's user can write nothing but its registry, and watches of several MB (which
+// may need flow-control replies) load under the service's user without a permission violation.
+
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ErrorCode, type NatsConnection, type NatsError } from 'nats'
+import { NatsServer } from './support/nats-server.js'
+import { startTestService, until, untilReady } from './support/service.js'
+import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { BUCKETS } from '../src/domain/buckets.js'
+import type { Running } from '../src/service.js'
+
+let server: NatsServer
+let admin: NatsConnection
+const open: NatsConnection[] = []
+
+beforeAll(async () => {
+  server = await NatsServer.start()
+  admin = await server.connect()
+  await createClientBuckets(admin)
+})
+afterAll(async () => {
+  for (const nc of open) await nc.close()
+  await admin?.close()
+  await server?.dispose()
+})
+
+async function refused (what: Promise<unknown>): Promise<void> {
+  const err = await what.then(() => undefined, (e: unknown) => e as NatsError)
+  expect(err, 'the write was accepted').toBeDefined()
+  expect(err?.code).toBe(ErrorCode.PermissionsViolation)
+}
+
+describe('a node client (node-ace)', () => {
+  let ace: NatsConnection
+  beforeAll(async () => {
+    ace = await server.connectAs('node-ace', { inboxPrefix: '_INBOX_ace' })
+    open.push(ace)
+  })
+
+  test('writes, reads back and deletes its own node\'s keys in the three client buckets', async () => {
+    const js = ace.jetstream()
+    for (const [bucket, key] of [[BUCKETS.needs, 'ace.gitea.secret.db'], [BUCKETS.applied, 'ace.gitea'], [BUCKETS.collect, 'ace.shell.gitea']] as const) {
+      const kv = await js.views.kv(bucket, { bindOnly: true, allow_direct: true })
+      const revision = await kv.put(key, '{"mine":true}')
+      expect((await kv.get(key))?.revision).toBe(revision)
+      await kv.delete(key)
+    }
+  })
+
+  test('is refused when it writes another node\'s key, in every client bucket and the registry', async () => {
+    const js = ace.jetstream()
+    await refused((async () => await (await js.views.kv(BUCKETS.needs, { bindOnly: true })).put('g14.gitea.secret.db', '{}'))())
+    await refused((async () => await (await js.views.kv(BUCKETS.applied, { bindOnly: true })).put('g14.gitea', '{}'))())
+    await refused((async () => await (await js.views.kv(BUCKETS.collect, { bindOnly: true })).put('g14.shell.gitea', '{}'))())
+    await refused(js.publish(`$KV.${BUCKETS.registry}.secret`, '{}'))
+    const stored = await (await admin.jetstream().views.kv(BUCKETS.needs)).get('g14.gitea.secret.db')
+    expect(stored).toBeNull()
+  })
+
+  test('may not read another node\'s needs', async () => {
+    const kv = await ace.jetstream().views.kv(BUCKETS.needs, { bindOnly: true, allow_direct: true })
+    await (await admin.jetstream().views.kv(BUCKETS.needs)).put('g14.gitea.secret.db', '{}')
+    await refused(kv.get('g14.gitea.secret.db'))
+  })
+})
+
+describe('the service\'s own user (mesh-provisioner)', () => {
+  let svc: NatsConnection
+  beforeAll(async () => {
+    const env = server.serviceEnv()
+    svc = await server.connect({ user: env['NATS_USER'], pass: env['NATS_PASSWORD'] })
+    open.push(svc)
+  })
+
+  test('is refused if it ever tried to write a bucket other than its registry', async () => {
+    const js = svc.jetstream()
+    for (const bucket of [BUCKETS.needs, BUCKETS.applied, BUCKETS.collect]) {
+      await refused((async () => await (await js.views.kv(bucket, { bindOnly: true })).put('ace.gitea.secret.db', '{}'))())
+    }
+    await refused(js.views.kv('mesh-controller_config'))
+    await refused((async () => await (await svc.jetstreamManager()).streams.delete(`KV_${BUCKETS.needs}`))())
+  })
+
+  test('writes its registry bucket', async () => {
+    const kv = await svc.jetstream().views.kv(BUCKETS.registry, { history: 1 })
+    await kv.put('probe', '{}')
+    await kv.delete('probe')
+  })
+})
+
+describe('the service under its user', () => {
+  let running: Running
+  afterAll(async () => { await running?.stop() })
+
+  test('loads a collect snapshot of 6 MB and follows 6 MB more with no permission violation, and answers from it', async () => {
+    const kv = await admin.jetstream().views.kv(BUCKETS.collect)
+    const big = JSON.stringify({ lines: 'x'.repeat(50_000) })
+    for (let i = 0; i < 120; i++) await kv.put(`n${i}.shell.gitea`, big)
+    const logFrom = server.log.length
+    running = await startTestService(server)
+    await untilReady(running, 30_000)
+    expect(running.views.status().collect).toMatchObject({ state: 'live', keys: 120 })
+    for (let i = 120; i < 240; i++) await kv.put(`n${i}.shell.gitea`, big)
+    await until(() => running.views.status().collect.keys === 240, 20_000, 'the live updates followed')
+    const reply = await admin.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'collect', limit: 1 }), { timeout: 10_000 })
+    expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
+    expect(reply.json()).toMatchObject({ total: 240, stale: false, entries: [{ key: 'n0.shell.gitea' }] })
+    await until(() => running.writer.last?.ok, 10_000, 'the registry written')
+    expect(server.log.slice(logFrom)).not.toMatch(/Violation/)
+  })
+})
