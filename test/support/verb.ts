@@ -6,7 +6,7 @@ export interface VerbReply {
   /** 200 for an answer, else the Nats-Service-Error-Code. */
   code: number
   error?: string
-  body: any // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any
   bytes: number
 }
 
