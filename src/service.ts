@@ -59,7 +59,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
   })
   writer.start()
   const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
-  const app = await buildApp({ provisioning, views, writer, metrics, log, corsOrigins: config.http.corsOrigins, version })
+  const app = await buildApp({ provisioning, views, writer, metrics, log, corsOrigins: config.http.corsOrigins, version, maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024 })
   const url = await app.listen({ host: config.http.host, port: config.http.port })
   log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
 

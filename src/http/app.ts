@@ -1,10 +1,28 @@
 // Builds the REST gateway from its dependencies; never listens (main does).
 
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import cors from '@fastify/cors'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { asProvisionerError, badRequest } from '../domain/errors.js'
 import type { Provisioning } from '../domain/provisioning.js'
 import type { RegistryRun } from '../domain/registry-writer.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
+import { registerDocs } from './docs.js'
+import { noRoute, refuseInput, refuseMethod, replyError, type RouteFacts } from './errors.js'
+import { registerOperations } from './operations.js'
+import { registerRoutes } from './routes.js'
+import { SHARED_SCHEMAS } from './schemas.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    what?: RouteFacts['what']
+    parameters?: RouteFacts['parameters']
+  }
+  interface FastifyRequest {
+    /** `ok`, `not_modified` or the error code: the metrics' outcome label. */
+    outcome: string
+  }
+}
 
 export interface AppDeps {
   provisioning: Provisioning
@@ -14,10 +32,77 @@ export interface AppDeps {
   log: FastifyBaseLogger
   corsOrigins: readonly string[]
   version: string
+  /** The most bytes one answer may take (the bus connection's max payload, read per request). */
+  maxAnswerBytes: () => number
+}
+
+/** A matcher for a route path: `:param` is one segment, `*` the rest. */
+function pathPattern (url: string): RegExp {
+  const source = url.split('/').map((part) => part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')
+  return new RegExp(`^${source}$`)
 }
 
 export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.log })
-  app.get('/healthz', async () => ({ ok: true }))
+  const app = Fastify({
+    loggerInstance: deps.log,
+    // The answers are the hot path: no log line per request at info (one at debug, below).
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    // Unknown query parameters are refused (as the verb refuses unknown fields), not dropped.
+    ajv: { customOptions: { removeAdditional: false } }
+  })
+  app.decorateRequest('outcome', 'ok')
+
+  // Every route here only reads: any other method on a known path is 405 rather than 404.
+  const readOnly: RegExp[] = []
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (methods.includes('GET')) readOnly.push(pathPattern(route.url))
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const outcome = reply.statusCode >= 500 && request.outcome === 'ok' ? 'INTERNAL' : request.outcome
+    deps.metrics.observe('http', route, outcome, reply.elapsedTime / 1000)
+    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
+  })
+
+  app.setErrorHandler<FastifyError>((err, request, reply) => {
+    const facts = request.routeOptions.config
+    if (err.validation !== undefined && facts.what !== undefined) {
+      const input = (err.validationContext === 'params' ? request.params : request.query) as Record<string, unknown>
+      const route = request.routeOptions.url ?? request.url
+      return replyError(reply, refuseInput(route, { what: facts.what, parameters: facts.parameters ?? [] }, err.validationContext, input, err.message))
+    }
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) return replyError(reply, badRequest(undefined, err.message), status)
+    const refusal = asProvisionerError(err)
+    if (refusal.code === 'INTERNAL') request.log.error({ err }, 'the gateway failed to answer')
+    return replyError(reply, refusal)
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url
+    if (readOnly.some((pattern) => pattern.test(path))) {
+      reply.header('allow', 'GET, HEAD')
+      return replyError(reply, refuseMethod(request.method, path), 405)
+    }
+    return replyError(reply, noRoute(request.method, path))
+  })
+
+  await app.register(cors, {
+    // No origins configured: no CORS headers at all. Otherwise only the listed origins, reflected.
+    origin: deps.corsOrigins.length === 0 ? false : (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
+    methods: ['GET', 'HEAD'],
+    exposedHeaders: ['ETag', 'X-Request-Id'],
+    maxAge: 600
+  })
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
+  await registerDocs(app, deps.version)
+  registerRoutes(app, deps)
+  registerOperations(app, deps)
   return app
 }

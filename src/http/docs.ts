@@ -1,0 +1,33 @@
+// The OpenAPI document (@fastify/swagger, generated from the route schemas) and the Swagger UI
+// page (@fastify/swagger-ui, its assets served from the installed package, nothing fetched outside).
+
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+
+export async function registerDocs (app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'mesh-provisioner',
+        version,
+        description: 'The mesh provisioner\'s REST gateway: read-only HTTP over the same answers as the bus verb ' +
+          '`mesh-provisioner.provisioning`: the registry (which domain answers which kind of placeholder), what each module ' +
+          'needs, what is applied where, and the items of every collection. Every refusal is `{"error":{"code","message","field"}}`.'
+      },
+      tags: [
+        { name: 'provisioning', description: 'The four questions, as the verb answers them.' },
+        { name: 'operations', description: 'Liveness, readiness and metrics.' }
+      ]
+    },
+    // Shared schemas keep their $id as their component name rather than def-0, def-1...
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` }
+  })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    validatorUrl: false,
+    uiConfig: { tryItOutEnabled: false, displayOperationId: false }
+  })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+}

@@ -1,0 +1,74 @@
+// The operator's routes: liveness, readiness (per bucket, and the registry writer's last run) and
+// Prometheus metrics.
+
+import type { FastifyInstance } from 'fastify'
+import { Type, type Static } from 'typebox'
+import type { RegistryRun } from '../domain/registry-writer.js'
+import type { Views } from '../domain/views.js'
+import type { Metrics } from '../metrics.js'
+import { Health, type Readiness } from './schemas.js'
+
+export interface OperationsDeps {
+  views: Views
+  writer: { readonly last: RegistryRun | undefined }
+  metrics: Metrics
+  version: string
+}
+
+/** Ready when connected and every view is live or its bucket known absent (SPEC §5). */
+export function readiness ({ views, writer }: Pick<OperationsDeps, 'views' | 'writer'>): Static<typeof Readiness> {
+  const buckets = views.status()
+  const connected = views.connected()
+  const settled = Object.values(buckets).every((s) => s.state === 'live' || s.state === 'absent')
+  return { ready: connected && settled, connected, buckets, registryWriter: writer.last ?? null }
+}
+
+export function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
+  app.get('/healthz', {
+    schema: {
+      tags: ['operations'],
+      operationId: 'health',
+      summary: 'Whether the process lives.',
+      description: 'Always 200 while the process answers; says nothing of NATS (see /readyz).',
+      response: { 200: Health }
+    }
+  }, async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+    return { ok: true, version: deps.version }
+  })
+
+  app.get('/readyz', {
+    schema: {
+      tags: ['operations'],
+      operationId: 'readiness',
+      summary: 'Whether this instance can answer.',
+      description: 'Ready (200) when connected to NATS and every bucket\'s view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready); 503 otherwise. The body says, per bucket, its state, revision, key count and out-of-shape count, and the registry writer\'s last run.',
+      response: {
+        200: Type.Ref('Readiness', { description: 'Ready.' }),
+        503: Type.Ref('Readiness', { description: 'Not ready: cut off from NATS, or a view still loading.' })
+      }
+    }
+  }, async (_request, reply) => {
+    const body = readiness(deps)
+    return reply.code(body.ready ? 200 : 503).header('cache-control', 'no-store').send(body)
+  })
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['operations'],
+      operationId: 'metrics',
+      summary: 'Prometheus metrics.',
+      description: 'Requests and latency by face (bus, http) and route, view sizes and out-of-shape counts, registry writer runs, the NATS connection state, and the process defaults.',
+      produces: ['text/plain'],
+      response: {
+        200: {
+          description: 'The Prometheus text exposition format.',
+          content: { 'text/plain': { schema: Type.String({ description: 'Prometheus text.' }) } }
+        }
+      }
+    }
+  }, async (_request, reply) => {
+    const text = await deps.metrics.registry.metrics()
+    return reply.header('content-type', deps.metrics.registry.contentType).header('cache-control', 'no-store').send(text)
+  })
+}

@@ -1,0 +1,99 @@
+// The provisioning routes of SPEC §5: thin adapters that read the query string with the domain's
+// readQuery, ask the domain and send its serialized answer untouched.
+
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
+import type { Provisioning } from '../domain/provisioning.js'
+import { readQuery } from '../domain/request.js'
+import { Answers, MAX_LIMIT } from '../domain/schemas.js'
+import { sendAnswer } from './answer.js'
+import type { RouteFacts } from './errors.js'
+import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLE, REGISTRY_ENTRY_EXAMPLE, refusal } from './examples.js'
+import { DEFAULT_LIMIT, KindParams, annotation, RegistryEntry, parametersOf, querystringOf } from './schemas.js'
+
+export interface RouteDeps {
+  provisioning: Provisioning
+  /** The most bytes one answer may take: the bus's max payload, so both faces cut alike. */
+  maxAnswerBytes: () => number
+}
+
+const ABOUT: Record<What, string> = {
+  registry: 'Which domain answers which kind of placeholder, and where a client finds the values.',
+  needs: 'What each module on each node needs provisioned, by kind and name.',
+  applied: 'What is applied on each node, per module.',
+  collect: 'The items each contributor adds to each collection on each node (e.g. shell:zsh:normal).'
+}
+
+/** Headers every answer carries, for the OpenAPI document. */
+const ANSWER_HEADERS = {
+  ETag: Type.String({ description: "A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed." }),
+  'Cache-Control': Type.String({ description: '`no-cache`: keep the answer, but ask again with If-None-Match before using it.' })
+}
+
+/** A JSON response of a shared schema, with one example, described for the OpenAPI document. */
+function json (description: string, $id: string, example: unknown, headers?: typeof ANSWER_HEADERS) {
+  return { description, ...(headers === undefined ? {} : { headers }), content: { 'application/json': { schema: Type.Ref($id), example } } }
+}
+
+const refused = (description: string, example: unknown) => json(description, 'ErrorBody', example)
+
+const badRequest = (example: unknown) => refused('A parameter that the route does not take, or a value that will not do; the message names it and what would have worked.', example)
+
+const errorResponses = {
+  500: refused('The service failed to answer; the fault is logged.', INTERNAL_EXAMPLE),
+  503: refused('The bucket is missing (it is served as soon as it appears) or still loading.', BUCKET_MISSING_EXAMPLE)
+}
+
+const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
+
+export function registerRoutes (app: FastifyInstance, deps: RouteDeps): void {
+  for (const what of WHATS) {
+    const facts: RouteFacts = { what, parameters: parametersOf(what) }
+    app.get(`/v1/${what}`, {
+      config: facts,
+      schema: {
+        tags: ['provisioning'],
+        operationId: `list${what[0]?.toUpperCase()}${what.slice(1)}`,
+        summary: ABOUT[what],
+        description: `The ${what} answer from bucket \`${BUCKETS[what]}\` (keys \`${shapeOf(what)}\`): entries sorted by key, ` +
+          `keys out of shape listed with the reason, at most \`limit\` entries (${DEFAULT_LIMIT} unless asked), cut with \`cut\` and \`next\` ` +
+          'when longer. The same document as the verb `mesh-provisioner.provisioning` answers for the same filter. ' +
+          'Carries an ETag; send it back in If-None-Match to get 304 while nothing changed.',
+        querystring: querystringOf(what),
+        response: {
+          200: json(`The ${what} answer.`, annotation(Answers[what], '$id'), ANSWER_EXAMPLES[what], ANSWER_HEADERS),
+          304: notModified,
+          400: badRequest(refusal(() => readQuery({ what, limit: MAX_LIMIT + 1 }))),
+          ...errorResponses
+        }
+      }
+    }, async (request, reply) => {
+      const query = readQuery({ what, ...(request.query as Record<string, unknown>) })
+      const answer = deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes: deps.maxAnswerBytes() })
+      return sendAnswer(request, reply, answer.json)
+    })
+  }
+
+  app.get('/v1/registry/:kind', {
+    config: { what: 'registry', parameters: [] } satisfies RouteFacts,
+    schema: {
+      tags: ['provisioning'],
+      operationId: 'getRegistryKind',
+      summary: 'Which domain answers one kind of placeholder.',
+      description: 'One registry entry: the answer stored for this kind (its `value` says the owning module and the bucket and key shape, or the verb). Carries an ETag like the lists.',
+      params: KindParams,
+      querystring: Type.Object({}, { additionalProperties: false }),
+      response: {
+        200: json('The registry entry of the kind.', RegistryEntry.$id, REGISTRY_ENTRY_EXAMPLE, ANSWER_HEADERS),
+        304: notModified,
+        400: badRequest(refusal(() => readQuery({ what: 'registry', kind: 'db password' }))),
+        404: refused('No domain answers this kind.', NOT_FOUND_EXAMPLE),
+        ...errorResponses
+      }
+    }
+  }, async (request, reply) => {
+    const { kind } = request.params as { kind: string }
+    return sendAnswer(request, reply, deps.provisioning.entry('registry', kind).json)
+  })
+}

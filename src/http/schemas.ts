@@ -1,0 +1,83 @@
+// The HTTP-only shapes, built from the domain schemas: each route's query string is the domain's
+// request fields that narrow its question, and responses name the domain's answer documents.
+
+import { Type, type TSchema } from 'typebox'
+import { type What } from '../domain/buckets.js'
+import { Answers, Entries, ErrorBody, NARROWED_BY, RequestFields, type RequestField } from '../domain/schemas.js'
+
+/** A schema's annotation (typebox's types do not carry `description` or `$id`). */
+export function annotation (schema: TSchema, name: 'description' | '$id'): string {
+  const value = (schema as Record<string, unknown>)[name]
+  if (typeof value !== 'string') throw new Error(`the schema has no ${name}`)
+  return value
+}
+
+/** The limit when a query string gives none (SPEC §5); the domain's MAX_LIMIT caps it. */
+export const DEFAULT_LIMIT = 1000
+
+const limit = Type.Integer({
+  ...RequestFields.limit,
+  default: DEFAULT_LIMIT,
+  description: `${annotation(RequestFields.limit, 'description')} Without it, ${DEFAULT_LIMIT}; a longer answer is cut and says so in \`cut\` and \`next\`.`
+})
+
+/** The query parameters each list route takes: the fields that narrow its question, then paging. */
+export function parametersOf (what: What): RequestField[] {
+  return [...NARROWED_BY[what], 'after', 'limit']
+}
+
+/** A list route's query string: its parameters, all optional, and nothing else. */
+export function querystringOf (what: What): TSchema {
+  const properties: Record<string, TSchema> = {}
+  for (const field of parametersOf(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
+  return Type.Object(properties, { additionalProperties: false })
+}
+
+export const KindParams = Type.Object({
+  kind: Type.String({ ...RequestFields.kind, description: 'The kind of placeholder (one key token).' })
+}, { additionalProperties: false })
+
+/** The registry entry on its own, named for the OpenAPI document. */
+export const RegistryEntry = { ...Entries.registry, $id: 'RegistryEntry' }
+
+const ViewStatus = Type.Object({
+  bucket: Type.String({ description: 'The bucket.' }),
+  state: Type.Union([Type.Literal('starting'), Type.Literal('absent'), Type.Literal('loading'), Type.Literal('live')], {
+    description: '`absent`: the bucket does not exist (yet); `loading`: its snapshot is arriving; `live`: answers come from it.'
+  }),
+  stale: Type.Boolean({ description: 'True while cut off from NATS or catching up after a reconnect.' }),
+  revision: Type.Integer({ description: 'The last revision the view has seen.' }),
+  keys: Type.Integer({ description: 'Entries held.' }),
+  outOfShape: Type.Integer({ description: "Keys that do not fit the bucket's shape." })
+}, { description: "One bucket's view." })
+
+const RegistryRun = Type.Object({
+  at: Type.String({ format: 'date-time', description: 'When the run started.' }),
+  ok: Type.Boolean({ description: 'Whether the registry now holds exactly the compiled answers.' }),
+  durationMs: Type.Number({ description: 'How long the run took.' }),
+  wrote: Type.Array(Type.String(), { description: 'Kinds written because their bytes differed or were absent.' }),
+  left: Type.Array(Type.String(), { description: 'Kinds left as they were.' }),
+  deleted: Type.Array(Type.String(), { description: 'Kinds deleted because no domain answers them.' }),
+  error: Type.Optional(Type.String({ description: 'Why the run failed.' })),
+  nextAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the next run is due.' }))
+}, { description: "The registry writer's last run." })
+
+export const Readiness = Type.Object({
+  ready: Type.Boolean({ description: 'Connected, and every view live or its bucket known absent.' }),
+  connected: Type.Boolean({ description: 'Whether the NATS connection is up.' }),
+  buckets: Type.Object({
+    registry: ViewStatus,
+    needs: ViewStatus,
+    applied: ViewStatus,
+    collect: ViewStatus
+  }, { description: 'Each view, by question.' }),
+  registryWriter: Type.Union([RegistryRun, Type.Null()], { description: "The registry writer's last run; null before its first." })
+}, { $id: 'Readiness', description: 'Whether this instance can answer, and why not.' })
+
+export const Health = Type.Object({
+  ok: Type.Literal(true, { description: 'Always true: the process answers.' }),
+  version: Type.String({ description: "The service's version." })
+}, { description: 'The process lives.' })
+
+/** Shared schemas registered once with fastify; routes refer to them by $id. */
+export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, RegistryEntry, ErrorBody, Readiness]
