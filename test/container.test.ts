@@ -1,0 +1,144 @@
+// What the Containerfile promises, proven without a container engine: the built entrypoint
+// (`npm run build`, then `node dist/main.js`) serves as uid 65534 from a read-only directory, the
+// image's HEALTHCHECK command passes against it, SIGTERM stops it with exit 0, and a refused
+// password ends it at once with one line instead of a reconnect loop.
+
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { chmod, cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import type { NatsConnection } from 'nats'
+import { freePort, NatsServer } from './support/nats-server.js'
+import { until } from './support/service.js'
+
+const run = promisify(execFile)
+const repo = new URL('..', import.meta.url).pathname
+const containerfile = await readFile(join(repo, 'Containerfile'), 'utf8')
+const pkg = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as { version: string }
+
+let server: NatsServer
+let admin: NatsConnection
+let root: string
+let app: string
+const children: ChildProcess[] = []
+
+/** Runs a command as uid/gid 65534 with no supplementary groups, as the image's USER line does. */
+function asNobody (args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...args], {
+    cwd: app,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  children.push(child)
+  return child
+}
+
+function exited (child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode)
+    else child.once('exit', (code) => resolve(code))
+  })
+}
+
+function collect (child: ChildProcess): { out: () => string, err: () => string } {
+  let out = ''
+  let err = ''
+  child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
+  child.stderr?.on('data', (d: Buffer) => { err += d.toString() })
+  return { out: () => out, err: () => err }
+}
+
+beforeAll(async () => {
+  server = await NatsServer.start()
+  admin = await server.connect()
+  // The image's /app: package.json, the build of `npm run build`, and the dependencies; root's, read-only.
+  root = await mkdtemp(join(tmpdir(), 'mesh-provisioner-image-'))
+  app = join(root, 'app')
+  await run('npm', ['run', 'build', '--', '--outDir', join(app, 'dist')], { cwd: repo })
+  await cp(join(repo, 'package.json'), join(app, 'package.json'))
+  await symlink(join(repo, 'node_modules'), join(app, 'node_modules'))
+  await run('chmod', ['-R', 'a-w,a+rX', app])
+  await chmod(root, 0o755)
+}, 120_000)
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await admin?.close()
+  await server?.dispose()
+  if (root) {
+    await run('chmod', ['-R', 'u+w', root])
+    await rm(root, { recursive: true, force: true })
+  }
+})
+
+describe('the Containerfile', () => {
+  test('runs as 65534 with HTTP on every interface, port 8080, a HEALTHCHECK with node only, and the package\'s version', () => {
+    const final = containerfile.slice(containerfile.lastIndexOf('\nFROM ')).split('\n').filter((l) => !l.startsWith('#')).join('\n')
+    expect(final).toMatch(/^USER 65534:65534$/m)
+    expect(final).toMatch(/^EXPOSE 8080$/m)
+    expect(final).toMatch(/HTTP_HOST=0\.0\.0\.0/)
+    expect(final).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", /m)
+    expect(final).not.toMatch(/curl|wget/)
+    expect(final).toContain(`org.opencontainers.image.version="${pkg.version}"`)
+    expect(containerfile).toMatch(/npm ci --omit=dev/)
+  })
+})
+
+describe('the built entrypoint as uid 65534 from a read-only directory', () => {
+  let service: ChildProcess
+  let output: ReturnType<typeof collect>
+  let port: number
+
+  beforeAll(async () => {
+    port = await freePort()
+    service = asNobody(['node', 'dist/main.js'], { ...server.serviceEnv(), HTTP_HOST: '0.0.0.0', HTTP_PORT: String(port) })
+    output = collect(service)
+  })
+
+  test('runs as 65534 and cannot write its directory', async () => {
+    const status = await readFile(`/proc/${service.pid as number}/status`, 'utf8')
+    expect(status).toMatch(/^Uid:\s+65534\s+65534\s+65534\s+65534$/m)
+    const probe = asNobody(['node', '-e', "require('fs').writeFileSync('probe', 'x')"], {})
+    expect(await exited(probe)).not.toBe(0)
+  })
+
+  test('serves /healthz and the verb', async () => {
+    const health = await until(async () => await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status), 30_000, `/healthz to answer; output:\n${output.out()}${output.err()}`)
+    expect(health).toBe(200)
+    const reply = await until(async () => {
+      const msg = await admin.request('mesh-provisioner.provisioning', '{"what":"registry"}', { timeout: 5000 })
+      return msg.headers?.get('Nats-Service-Error-Code') ? undefined : msg
+    }, 30_000, 'a registry answer on the bus')
+    expect(reply.json()).toMatchObject({ what: 'registry', bucket: 'mesh-provisioner_registry', stale: false })
+  })
+
+  test('the image\'s HEALTHCHECK command passes against it, and fails when nothing listens', async () => {
+    const script = /CMD \["node", "-e", "(.*)"\]/.exec(containerfile.slice(containerfile.indexOf('HEALTHCHECK')))?.[1]
+    expect(script).toBeDefined()
+    const code = JSON.parse(`"${script as string}"`) as string
+    expect(await exited(asNobody(['node', '-e', code], { HTTP_PORT: String(port) }))).toBe(0)
+    expect(await exited(asNobody(['node', '-e', code], { HTTP_PORT: String(await freePort()) }))).toBe(1)
+  })
+
+  test('SIGTERM stops it gracefully with exit 0', async () => {
+    service.kill('SIGTERM')
+    const code = await Promise.race([exited(service), new Promise((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000))])
+    expect(code).toBe(0)
+  })
+})
+
+describe('a refused password', () => {
+  test('is one clear line on stderr and exit 1, not a reconnect loop', async () => {
+    const secret = join(root, 'wrong-password')
+    await writeFile(secret, 'not-the-password\n', { mode: 0o444 })
+    const child = asNobody(['node', 'dist/main.js'], { ...server.serviceEnv(), NATS_PASSWORD: '', NATS_PASSWORD_FILE: secret, HTTP_PORT: '0', LOG_LEVEL: 'silent' })
+    const output = collect(child)
+    const code = await Promise.race([exited(child), new Promise((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000))])
+    expect(code).toBe(1)
+    const lines = output.err().trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^mesh-provisioner: NATS at nats:\/\/127\.0\.0\.1:\d+ refused the credentials .*NATS_USER\/NATS_PASSWORD/)
+  })
+})
