@@ -1,0 +1,80 @@
+// The bench's child processes: compiled once to plain JavaScript (a TypeScript loader in the child
+// would add its own thread and ~35 MB to the RSS measured), forked, and spoken to over IPC.
+
+import { execFile, fork, type ChildProcess } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import type { FromChild, ToChild } from './serve.js'
+import type { BusLoad, BusLoadResult } from './bus-load.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const out = join(root, '.bench-tmp', 'js', 'bench')
+
+/**
+ * Compiles the child scripts (and the service they import) into .bench-tmp. Type errors elsewhere
+ * in a working tree still emit JavaScript: they are reported, not fatal.
+ */
+export async function compileChildren (warn: (text: string) => void): Promise<void> {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  try {
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'bench', 'tsconfig.json')], { cwd: root })
+  } catch (err) {
+    const { stdout } = err as { stdout?: string }
+    if (!stdout?.includes('error TS')) throw err
+    warn(`the compiler reports type errors; measuring what it emitted:\n${stdout.split('\n').slice(0, 5).join('\n')}`)
+  }
+}
+
+type Message = FromChild | BusLoadResult
+
+export class Child {
+  private readonly queue: Message[] = []
+  private waiter: (() => void) | undefined
+  private exitCode: number | null | undefined
+  readonly exited: Promise<void>
+
+  private constructor (readonly proc: ChildProcess, readonly name: string) {
+    proc.on('message', (m: Message) => { this.queue.push(m); this.waiter?.() })
+    this.exited = new Promise((resolve) => proc.once('exit', (code) => { this.exitCode = code; this.waiter?.(); resolve() }))
+  }
+
+  static start (script: 'serve' | 'bus-load', args: string[], env: Record<string, string> = {}): Child {
+    const proc = fork(join(out, `${script}.js`), args, { execArgv: ['--expose-gc', '--no-deprecation'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    return new Child(proc, [script, ...args].join(' '))
+  }
+
+  send (msg: ToChild | BusLoad): void {
+    this.proc.send(msg)
+  }
+
+  /** The next message of `type`, or an error when the child exits first. */
+  async next<T extends Message['type']> (type: T): Promise<Extract<Message, { type: T }>> {
+    for (;;) {
+      const i = this.queue.findIndex((m) => m.type === type)
+      if (i >= 0) return this.queue.splice(i, 1)[0] as Extract<Message, { type: T }>
+      if (this.exitCode !== undefined) throw new Error(`${this.name} exited (${this.exitCode}) before sending ${type}`)
+      await new Promise<void>((resolve) => { this.waiter = resolve })
+    }
+  }
+
+  async stop (): Promise<void> {
+    if (this.exitCode !== undefined) return
+    if (this.proc.connected) this.send({ type: 'stop' })
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000)
+    await this.exited
+    clearTimeout(timer)
+  }
+}
+
+/** One bus load run from its own process. */
+export async function busLoad (env: Record<string, string>, job: BusLoad): Promise<BusLoadResult> {
+  const child = Child.start('bus-load', [], env)
+  child.send(job)
+  try {
+    return await child.next('bus-load')
+  } finally {
+    await child.exited
+  }
+}

@@ -1,0 +1,239 @@
+// `npm run bench`: every figure of issue 5 as a ratio against a floor measured in the same run, on
+// nats-servers the bench starts itself, service and floors each in a process of their own and
+// measured in alternating rounds (the machine is shared and noisy). Prints one table.
+
+import { spawn } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { cpus } from 'node:os'
+import { parseArgs } from 'node:util'
+import type { NatsConnection } from 'nats'
+import { request } from 'undici'
+import { BUCKETS, keyOf } from '../src/domain/buckets.js'
+import { NatsServer } from '../test/support/nats-server.js'
+import { busLoad, Child, compileChildren } from './child.js'
+import { MODULES, NEEDS_PER_MODULE, ONE_NEED, QUESTION, nodesFor, seedMesh } from './mesh.js'
+import { formatTable, type Row } from './table.js'
+
+const { values: args } = parseArgs({
+  options: {
+    small: { type: 'boolean', default: false },
+    keys: { type: 'string' },
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    results: { type: 'string' }
+  }
+})
+const smallRun = args.small
+const [smallKeys, largeKeys] = (args.keys ?? (smallRun ? '1000,3000' : '10000,300000')).split(',').map(Number) as [number, number]
+const seconds = Number(args.seconds ?? (smallRun ? 1 : 5))
+const rounds = Number(args.rounds ?? (smallRun ? 1 : 3))
+const results = args.results ?? (smallRun ? undefined : 'bench/RESULTS.md')
+const IN_FLIGHT = 64
+const SUBJECT = 'mesh-provisioner.provisioning'
+const FLOOR_SUBJECT = 'bench.floor'
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number
+const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number
+const log = (text: string): void => { process.stderr.write(`bench: ${text}\n`) }
+
+/** Runs `a` and `b` alternately `rounds` times; the median of each. */
+async function alternate (a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> {
+  const as: number[] = []
+  const bs: number[] = []
+  for (let r = 0; r < rounds; r++) {
+    as.push(await a())
+    bs.push(await b())
+  }
+  return [median(as), median(bs)]
+}
+
+/** The bench's own hand on a server (seeding, floors, load): the shipped configuration's admin. */
+function adminEnv (server: NatsServer): Record<string, string> {
+  const { user, pass } = NatsServer.credentials('admin')
+  return { NATS_URL: server.url, NATS_USER: user, NATS_PASSWORD: pass }
+}
+
+async function startServiceChild (server: NatsServer): Promise<{ child: Child, ready: { coldMs: number, url: string, rss: number } }> {
+  const child = Child.start('serve', ['service'], { ...server.serviceEnv(), LOG_LEVEL: 'error' })
+  return { child, ready: await child.next('ready') }
+}
+
+async function httpLoad (url: string): Promise<number> {
+  const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
+  // autocannon counts whole seconds; a smoke run skips the warmup.
+  const warmup = Math.round(seconds / 5)
+  const load = ['-c', String(IN_FLIGHT), '-d', String(Math.max(1, Math.round(seconds)))]
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn(process.execPath, [bin, '-j', ...load, ...(warmup > 0 ? ['--warmup', '[', '-c', String(IN_FLIGHT), '-d', String(warmup), ']'] : []), url], { stdio: ['ignore', 'pipe', 'ignore'] })
+    let text = ''
+    p.stdout.on('data', (d: Buffer) => { text += d.toString() })
+    p.once('error', reject)
+    p.once('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`)))
+  })
+  // With --warmup, autocannon prints the warmup's result first: the run's is the last line.
+  const r = JSON.parse(out.trim().split('\n').at(-1) as string) as { requests: { average: number }, non2xx: number, errors: number }
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
+  return r.requests.average
+}
+
+async function busRate (server: NatsServer, subject: string, payload: string): Promise<number> {
+  const r = await busLoad(adminEnv(server), { subject, payload, inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
+  if (r.errors > 0) throw new Error(`${subject}: ${r.errors} error replies under load`)
+  return r.rps
+}
+
+/** p50 of `n` sequential calls of `fn` (ms). */
+async function p50 (fn: () => Promise<unknown>, n: number): Promise<number> {
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const t = performance.now()
+    await fn()
+    times.push(performance.now() - t)
+  }
+  return median(times)
+}
+
+async function httpBody (url: string): Promise<{ status: number, body: string }> {
+  const r = await request(url)
+  return { status: r.statusCode, body: await r.body.text() }
+}
+
+/** Puts a need of the asked node and module, then asks until an answer reflects it (ms each). */
+async function putToVisible (nc: NatsConnection, n: number): Promise<number[]> {
+  const kv = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
+  const payload = new TextEncoder().encode(JSON.stringify(QUESTION))
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const key = keyOf('needs', { node: QUESTION.node, module: QUESTION.module, kind: 'port', name: `port-${i % 10}` })
+    const started = performance.now()
+    const revision = await kv.put(key, JSON.stringify({ wanted: 9000 + i, proto: 'tcp' }))
+    for (;;) {
+      const m = await nc.request(SUBJECT, payload, { timeout: 5000 })
+      const seen = Number(/"revision":(\d+)/.exec(new TextDecoder().decode(m.data.subarray(0, 200)))?.[1])
+      if (seen >= revision) break
+    }
+    times.push(performance.now() - started)
+  }
+  return times
+}
+
+async function main (): Promise<void> {
+  const cleanup: Array<() => Promise<void>> = []
+  try {
+    log('compiling the child processes')
+    await compileChildren(log)
+    const small = await NatsServer.start()
+    cleanup.push(() => small.dispose())
+    const large = await NatsServer.start()
+    cleanup.push(() => large.dispose())
+    const ncSmall = await small.connect()
+    const ncLarge = await large.connect()
+    cleanup.push(async () => { await ncSmall.close(); await ncLarge.close() })
+    for (const [server, nc, keys] of [[small, ncSmall, smallKeys], [large, ncLarge, largeKeys]] as const) {
+      const seeded = await seedMesh(nc, nodesFor(keys))
+      log(`seeded ${seeded.needs} needs keys (${seeded.writes} writes) on ${server.url} in ${seeded.seconds.toFixed(1)} s`)
+    }
+
+    const svcSmall = await startServiceChild(small)
+    cleanup.push(() => svcSmall.child.stop())
+    const svcLarge = await startServiceChild(large)
+    cleanup.push(() => svcLarge.child.stop())
+    const payload = JSON.stringify(QUESTION)
+    const answer = new TextDecoder().decode((await ncSmall.request(SUBJECT, new TextEncoder().encode(payload))).data)
+    const entries = (JSON.parse(answer) as { entries: unknown[] }).entries.length
+    if (entries !== NEEDS_PER_MODULE) throw new Error(`the question answered ${entries} entries, not ${NEEDS_PER_MODULE}: ${answer.slice(0, 300)}`)
+
+    const floor = Child.start('serve', ['floor'], adminEnv(small))
+    cleanup.push(() => floor.stop())
+    floor.send({ type: 'floor', body: answer, subject: FLOOR_SUBJECT })
+    const floorUrl = (await floor.next('floor')).url
+
+    const rows: Row[] = []
+    const needsPath = `/v1/needs?node=${QUESTION.node}&module=${QUESTION.module}`
+    const gateway = await httpBody(`${svcSmall.ready.url}${needsPath}`)
+    const what = `HTTP: needs of one node and module (${entries} entries, ${Buffer.byteLength(answer)} B), req/s, ${IN_FLIGHT} connections`
+    if (gateway.status === 200) {
+      if (gateway.body !== answer) throw new Error(`the gateway answers other bytes than the verb: ${gateway.body.slice(0, 300)}`)
+      log('HTTP throughput')
+      const [service, bare] = await alternate(() => httpLoad(`${svcSmall.ready.url}${needsPath}`), () => httpLoad(`${floorUrl}/floor`))
+      rows.push({ what, service, floor: bare, unit: 'req/s', goal: { higher: 0.7 } })
+    } else {
+      rows.push({ what, missing: `GET ${needsPath} answers ${gateway.status}: the gateway does not serve it yet`, unit: 'req/s', goal: { higher: 0.7 } })
+    }
+
+    log('bus throughput')
+    const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload), () => busRate(small, FLOOR_SUBJECT, payload))
+    rows.push({ what: `bus: the same question, req/s, ${IN_FLIGHT} in flight`, service: busService, floor: busFloor, unit: 'req/s', goal: { higher: 0.8 } })
+
+    const oneKey = keyOf('needs', ONE_NEED)
+    // The gateway narrows needs by node, module and kind; limit=1 makes the answer that one need.
+    const onePath = `/v1/needs?node=${ONE_NEED.node}&module=${ONE_NEED.module}&kind=${ONE_NEED.kind}&limit=1`
+    const one = await httpBody(`${svcSmall.ready.url}${onePath}`)
+    const oneWhat = 'one need over HTTP, p50 latency (ms), one at a time; floor: direct kv.get'
+    if (one.status === 200) {
+      if (!one.body.includes(`"key":"${oneKey}"`)) throw new Error(`GET ${onePath} does not answer ${oneKey}: ${one.body.slice(0, 300)}`)
+      log('one need latency')
+      const kv = await ncSmall.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
+      const n = smallRun ? 200 : 2000
+      const [service, bare] = await alternate(() => p50(() => httpBody(`${svcSmall.ready.url}${onePath}`), n), () => p50(() => kv.get(oneKey), n))
+      rows.push({ what: oneWhat, service, floor: bare, unit: 'ms', goal: { lower: 1.0 } })
+    } else {
+      rows.push({ what: oneWhat, missing: `GET ${onePath} answers ${one.status}: the gateway does not serve it yet`, unit: 'ms', goal: { lower: 1.0 } })
+    }
+
+    log('cold start and RSS, each in a fresh process')
+    const colds: number[] = []
+    const rsses: number[] = []
+    let watchMs: number[] = []
+    let valueBytes = 0
+    for (let r = 0; r < rounds; r++) {
+      const watcher = Child.start('serve', ['watch'], large.serviceEnv())
+      const watched = await watcher.next('watched')
+      watchMs = [...watchMs, watched.ms]
+      valueBytes = watched.valueBytes
+      const fresh = await startServiceChild(large)
+      colds.push(fresh.ready.coldMs)
+      rsses.push(fresh.ready.rss)
+      await fresh.child.stop()
+    }
+    rows.push({ what: `cold start to ready (ms), ${largeKeys} needs keys; floor: raw kv.watch of the four buckets`, service: median(colds), floor: median(watchMs), unit: 'ms', goal: { lower: 1.3 } })
+
+    log('the same question at both sizes')
+    const [atLarge, atSmall] = await alternate(() => busRate(large, SUBJECT, payload), () => busRate(small, SUBJECT, payload))
+    rows.push({ what: `the same question over the bus at ${largeKeys} keys; floor: at ${smallKeys} keys (ratio: time per answer)`, service: atLarge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
+
+    log('put to visible')
+    const visible = await putToVisible(ncLarge, smallRun ? 50 : 500)
+    rows.push({ what: `put → visible in an answer, p99 (ms), ${largeKeys} keys`, service: percentile(visible, 0.99), unit: 'ms', goal: { absolute: 50 } })
+
+    rows.push({ what: `RSS after load (MB), ${largeKeys} keys, a fresh process; floor: raw bytes of all values`, service: median(rsses) / 1e6, floor: valueBytes / 1e6, unit: 'MB', goal: { lower: 3 } })
+
+    const table = formatTable(rows)
+    process.stdout.write(`${table}\n`)
+    if (results !== undefined) await writeFile(results, resultsPage(table, ncSmall.info?.version ?? 'unknown'))
+  } finally {
+    for (const fn of cleanup.reverse()) await fn().catch((err) => log(`cleanup: ${(err as Error).message}`))
+  }
+}
+
+function resultsPage (table: string, natsVersion: string): string {
+  const cpu = cpus()
+  return [
+    '# Bench results',
+    '',
+    `Last full run of \`npm run bench\`: ${new Date().toISOString().slice(0, 10)}, ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}),`,
+    `Node ${process.version}, nats-server ${natsVersion}, nats.js ${natsJsVersion()}.`,
+    `Sizes ${smallKeys} and ${largeKeys} needs keys (${MODULES.length} modules a node, ${NEEDS_PER_MODULE} needs each); ${seconds} s per load run, ${rounds} alternating rounds, medians.`,
+    'Figures come from a shared machine where other engineers run test suites: compare the ratios, not the absolute figures.',
+    '',
+    table,
+    ''
+  ].join('\n')
+}
+
+function natsJsVersion (): string {
+  return (createRequire(import.meta.url)('nats/package.json') as { version: string }).version
+}
+
+await main()

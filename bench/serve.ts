@@ -1,0 +1,105 @@
+// A process of its own for each thing measured, so that no figure pays for the bench's memory or
+// event loop: `service` (the whole service), `floor` (bare fastify and bare micro replying fixed
+// bytes) and `watch` (raw kv.watch load of the four buckets). Talks to the bench over IPC.
+
+import Fastify from 'fastify'
+import { connect, type KV, type KvEntry, type QueuedIterator } from 'nats'
+import { pino } from 'pino'
+import { loadConfig } from '../src/config.js'
+import { BUCKETS } from '../src/domain/buckets.js'
+import { startService } from '../src/service.js'
+
+export type ToChild = { type: 'floor', body: string, subject: string } | { type: 'rss' } | { type: 'stop' }
+export type FromChild =
+  | { type: 'ready', coldMs: number, url: string, rss: number, heapUsed: number }
+  | { type: 'floor', url: string }
+  | { type: 'watched', ms: number, entries: number, valueBytes: number }
+  | { type: 'rss', rss: number, heapUsed: number }
+
+/** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
+const env = process.env
+const natsOptions = { servers: env['NATS_URL'] as string, user: env['NATS_USER'] as string, pass: env['NATS_PASSWORD'] as string }
+
+function send (msg: FromChild): void {
+  process.send?.(msg)
+}
+
+/** RSS once garbage is collected (run with --expose-gc), so that it counts what is kept. */
+async function memory (): Promise<{ rss: number, heapUsed: number }> {
+  const gc = (globalThis as { gc?: () => void }).gc
+  for (let i = 0; i < 3; i++) {
+    gc?.()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const { rss, heapUsed } = process.memoryUsage()
+  return { rss, heapUsed }
+}
+
+function onMessage (fn: (msg: ToChild) => void | Promise<void>): void {
+  process.on('message', (msg: ToChild) => { void Promise.resolve(fn(msg)).catch((err) => { console.error(err); process.exit(1) }) })
+  process.on('disconnect', () => process.exit(0))
+}
+
+async function service (): Promise<void> {
+  const config = loadConfig({ NATS_URL: env['NATS_URL'], NATS_USER: env['NATS_USER'], NATS_PASSWORD: env['NATS_PASSWORD'], HTTP_PORT: '0', LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn' })
+  const started = performance.now()
+  const running = await startService({ config, log: pino({ level: config.logLevel }), version: '0.0.0-bench' })
+  const ready = (): boolean => Object.values(running.views.status()).every((s) => s.state === 'live' || s.state === 'absent')
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 2))
+  const coldMs = performance.now() - started
+  send({ type: 'ready', coldMs, url: running.url, ...await memory() })
+  onMessage(async (msg) => {
+    if (msg.type === 'rss') send({ type: 'rss', ...await memory() })
+    if (msg.type === 'stop') {
+      await running.stop()
+      process.exit(0)
+    }
+  })
+}
+
+async function floor (): Promise<void> {
+  onMessage(async (msg) => {
+    if (msg.type !== 'floor') return
+    const app = Fastify()
+    app.get('/floor', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(msg.body))
+    const url = await app.listen({ host: '127.0.0.1', port: 0 })
+    const nc = await connect(natsOptions)
+    const bytes = new TextEncoder().encode(msg.body)
+    const svc = await nc.services.add({ name: 'bench-floor', version: '0.0.0' })
+    svc.addEndpoint('floor', { subject: msg.subject, handler: (_err, m) => { m.respond(bytes) } })
+    send({ type: 'floor', url })
+  })
+}
+
+async function watch (): Promise<void> {
+  const started = performance.now()
+  const nc = await connect(natsOptions)
+  const js = nc.jetstream()
+  let entries = 0
+  let valueBytes = 0
+  await Promise.all(Object.values(BUCKETS).map(async (bucket) => {
+    const kv: KV = await js.views.kv(bucket, { bindOnly: true })
+    let done!: () => void
+    const initialized = new Promise<void>((resolve) => { done = resolve })
+    const w: QueuedIterator<KvEntry> = await kv.watch({ key: '>', initializedFn: () => done() })
+    // Buckets keep one revision per key, so the snapshot holds each live key once.
+    const loop = (async () => {
+      for await (const e of w) {
+        if (e.operation !== 'PUT') continue
+        entries++
+        valueBytes += e.value.length
+      }
+    })()
+    await initialized
+    w.stop()
+    await loop
+  }))
+  send({ type: 'watched', ms: performance.now() - started, entries, valueBytes })
+  await nc.close()
+  process.exit(0)
+}
+
+const modes: Record<string, () => Promise<void>> = { service, floor, watch }
+const mode = modes[process.argv[2] ?? '']
+if (!mode) throw new Error(`serve.ts takes one of ${Object.keys(modes).join(', ')}`)
+await mode()

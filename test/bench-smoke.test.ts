@@ -1,0 +1,19 @@
+// The bench is not a test (its goals depend on the machine), but a tiny run of it is, so that it
+// cannot rot: every row of the table must print, measured, whatever the figures.
+
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+describe('npm run bench', () => {
+  it('prints every row of the table in a tiny run', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--small', '--keys', '500,1500', '--seconds', '1', '--rounds', '1'], { cwd: root, timeout: 110_000 })
+    const rows = stdout.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| what '))
+    const starts = ['HTTP:', 'bus:', 'one need over HTTP', 'cold start to ready', 'the same question', 'put → visible', 'RSS after load']
+    expect(rows.map((r) => starts.find((s) => r.startsWith(`| ${s}`)))).toEqual(starts)
+    for (const row of rows) expect(row, row).not.toMatch(/not measured/)
+  }, 120_000)
+})
