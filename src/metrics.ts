@@ -12,7 +12,8 @@ export interface Metrics {
   registryRun (run: RegistryRun): void
 }
 
-export function createMetrics (views: Views, defaults = true): Metrics {
+/** `views` is read at scrape time only, so metrics can exist before the views do. */
+export function createMetrics (views: () => Views, defaults = true): Metrics {
   const registry = new Registry()
   if (defaults) collectDefaultMetrics({ register: registry })
   const requests = new Counter({
@@ -34,7 +35,7 @@ export function createMetrics (views: Views, defaults = true): Metrics {
     labelNames: ['bucket'] as const,
     registers: [registry],
     collect () {
-      for (const s of Object.values(views.status())) this.set({ bucket: s.bucket }, read(s))
+      for (const s of Object.values(views().status())) this.set({ bucket: s.bucket }, read(s))
     }
   })
   perBucket('mesh_provisioner_view_keys', 'Entries held in the view of each bucket.', (s) => s.keys)
@@ -45,7 +46,7 @@ export function createMetrics (views: Views, defaults = true): Metrics {
     name: 'mesh_provisioner_nats_connected',
     help: '1 while the NATS connection is up.',
     registers: [registry],
-    collect () { this.set(views.connected() ? 1 : 0) }
+    collect () { this.set(views().connected() ? 1 : 0) }
   })
   const runs = new Counter({
     name: 'mesh_provisioner_registry_runs_total',

@@ -40,15 +40,8 @@ export interface ServiceOptions {
 
 export async function startService ({ config, log, version, viewRetryMs, viewCheckMs, registryRetryMs }: ServiceOptions): Promise<Running> {
   const nc = await connectNats(config.nats, log)
-  const views = await createViews({
-    nc,
-    log,
-    ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
-    ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
-  })
-  const provisioning = createProvisioning(views)
-  const metrics = createMetrics(views)
   const js = nc.jetstream()
+  const metrics = createMetrics(() => views)
   const writer = new RegistryWriter({
     open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, replicas: config.registry.replicas, history: 1 }),
     compiled: compileRegistry(config.registry.domains),
@@ -57,7 +50,16 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     log,
     onRun: (run) => metrics.registryRun(run)
   })
-  writer.start()
+  // The first run creates the registry bucket, so its view starts live rather than absent; a run
+  // that fails is retried on the writer's own schedule while the rest starts.
+  await writer.run()
+  const views = await createViews({
+    nc,
+    log,
+    ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
+    ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
+  })
+  const provisioning = createProvisioning(views)
   const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
   const app = await buildApp({ provisioning, views, writer, metrics, log, corsOrigins: config.http.corsOrigins, version, maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024 })
   const url = await app.listen({ host: config.http.host, port: config.http.port })

@@ -75,10 +75,6 @@ export class RegistryWriter {
     this.opts = opts
   }
 
-  start (): void {
-    this.schedule(0)
-  }
-
   async stop (): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
