@@ -98,7 +98,11 @@ describe('the built entrypoint as uid 65534 from a read-only directory', () => {
   })
 
   test('runs as 65534 and cannot write its directory', async () => {
-    const status = await readFile(`/proc/${service.pid as number}/status`, 'utf8')
+    // setpriv changes the ids and then becomes node: read the status once it is node.
+    const status = await until(async () => {
+      const text = await readFile(`/proc/${service.pid as number}/status`, 'utf8')
+      return /^Name:\s+node$/m.test(text) && text
+    }, 10_000, 'setpriv to exec node')
     expect(status).toMatch(/^Uid:\s+65534\s+65534\s+65534\s+65534$/m)
     const probe = asNobody(['node', '-e', "require('fs').writeFileSync('probe', 'x')"], {})
     expect(await exited(probe)).not.toBe(0)
