@@ -1,6 +1,7 @@
-// `npm run demo`: the service against a NATS of its own, for trying it out. Starts nats-server on a
-// free port with a temporary store (under the shipped least-privilege users), seeds a small mesh,
-// runs the service and prints how to ask it. Ctrl-C stops everything it started.
+// `npm run demo`: the service, for trying it out. With NATS_URL set it runs against that NATS as
+// `npm start` would (no build needed). Without, it starts nats-server on a free port with a
+// temporary store (under the shipped least-privilege users), seeds a small mesh, runs the service
+// and prints how to ask it. Ctrl-C stops everything it started.
 
 import { spawnSync } from 'node:child_process'
 import { pino } from 'pino'
@@ -10,22 +11,28 @@ import { VERSION } from '../src/version.js'
 import { NatsServer, natsServerBin } from '../test/support/nats-server.js'
 import { seedSampleMesh } from './sample-mesh.js'
 
-if (spawnSync(natsServerBin(), ['--version']).error) {
-  process.stderr.write(`demo: ${natsServerBin()} was not found; install it (Debian/Ubuntu: sudo apt-get install nats-server) or set NATS_SERVER_BIN to its path\n`)
-  process.exit(1)
+if (process.env['NATS_URL'] !== undefined) {
+  await import('../src/main.js')
+} else {
+  await demo()
 }
 
-const server = await NatsServer.start()
-const nc = await server.connect()
-const seeded = await seedSampleMesh(nc)
-await nc.close()
+async function demo (): Promise<void> {
+  if (spawnSync(natsServerBin(), ['--version']).error) {
+    process.stderr.write(`demo: ${natsServerBin()} was not found; install it (Debian/Ubuntu: sudo apt-get install nats-server), set NATS_SERVER_BIN to its path, or set NATS_URL to use a NATS you have\n`)
+    process.exit(1)
+  }
+  const server = await NatsServer.start()
+  const nc = await server.connect()
+  const seeded = await seedSampleMesh(nc)
+  await nc.close()
 
-const config = loadConfig({ HTTP_PORT: '8080', LOG_LEVEL: 'warn', ...process.env, ...server.serviceEnv() })
-const running = await startService({ config, log: pino({ level: config.logLevel }), version: VERSION })
-const admin = NatsServer.credentials('admin')
-const bus = `NATS_URL=${server.url} NATS_USER=${admin.user} NATS_PASSWORD=${admin.pass}`
+  const config = loadConfig({ HTTP_PORT: '8080', LOG_LEVEL: 'warn', ...process.env, ...server.serviceEnv() })
+  const running = await startService({ config, log: pino({ level: config.logLevel }), version: VERSION })
+  const admin = NatsServer.credentials('admin')
+  const bus = `NATS_URL=${server.url} NATS_USER=${admin.user} NATS_PASSWORD=${admin.pass}`
 
-process.stdout.write(`
+  process.stdout.write(`
 mesh-provisioner ${VERSION} is running against a NATS of its own at ${server.url}
 (store ${server.dir}), seeded with ${seeded.needs} needs, ${seeded.applied} applied and ${seeded.collect} collect keys, a few of them out of shape.
 
@@ -44,16 +51,17 @@ On the bus (the verb ${config.subject}):
 Ctrl-C stops the service and this NATS.
 `)
 
-let stopping = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return
-    stopping = true
-    void (async () => {
-      await running.stop()
-      await server.dispose()
-      process.stdout.write('stopped\n')
-      process.exit(0)
-    })()
-  })
+  let stopping = false
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return
+      stopping = true
+      void (async () => {
+        await running.stop()
+        await server.dispose()
+        process.stdout.write('stopped\n')
+        process.exit(0)
+      })()
+    })
+  }
 }
