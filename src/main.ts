@@ -19,10 +19,9 @@ try {
 
 const log = pino({ level: config.logLevel, base: { service: 'mesh-provisioner', version: VERSION } })
 let running: Awaited<ReturnType<typeof startService>> | undefined
-let stopping = false
 
+// A signal during the start finds nothing to drain: close-with-grace then exits at once.
 closeWithGrace({ delay: 8000, logger: log }, async ({ signal, err }) => {
-  stopping = true
   if (err) log.error({ err }, 'stopping after an unexpected error')
   else log.info({ signal }, 'stopping')
   await running?.stop()
@@ -31,12 +30,9 @@ closeWithGrace({ delay: 8000, logger: log }, async ({ signal, err }) => {
 
 try {
   running = await startService({ config, log, version: VERSION })
-  if (stopping) await running.stop()
 } catch (err) {
-  if (err instanceof NatsAuthError) {
-    log.fatal(err.message)
-    process.stderr.write(`mesh-provisioner: ${err.message}\n`)
-    process.exit(1)
-  }
-  throw err
+  const message = err instanceof NatsAuthError ? err.message : `the service could not start: ${(err as Error).message}`
+  log.fatal({ err }, message)
+  process.stderr.write(`mesh-provisioner: ${message}\n`)
+  process.exit(1)
 }

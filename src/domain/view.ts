@@ -254,11 +254,11 @@ export class BucketView {
   }
 
   private async loop (): Promise<void> {
-    this.kv = await this.js.views.kv(this.bucket, { bindOnly: true })
     while (!this.stopped) {
       let created: string
       let lastSeq: number
       try {
+        this.kv ??= await this.js.views.kv(this.bucket, { bindOnly: true })
         const info = await this.jsm.streams.info(`KV_${this.bucket}`)
         created = info.created
         lastSeq = info.state.last_seq
