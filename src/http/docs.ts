@@ -5,6 +5,25 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 
+interface Parameter { in: string, example?: unknown, schema?: object }
+interface Paths { paths?: Record<string, { get?: { parameters?: Parameter[] } } | undefined> }
+
+/**
+ * Swagger UI fills "Try it out" with each parameter's `example`, so that a first Execute would ask a
+ * narrowed question; optional query parameters keep their example in their schema's `examples`
+ * instead (shown, not filled in).
+ */
+function unfilled<T extends object> (doc: T): T {
+  for (const item of Object.values((doc as Paths).paths ?? {})) {
+    for (const p of item?.get?.parameters ?? []) {
+      if (p.in !== 'query' || p.example === undefined) continue
+      p.schema = { ...p.schema, examples: [p.example] }
+      delete p.example
+    }
+  }
+  return doc
+}
+
 export async function registerDocs (app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -21,6 +40,7 @@ export async function registerDocs (app: FastifyInstance, version: string): Prom
         { name: 'operations', description: 'Liveness, readiness and metrics.' }
       ]
     },
+    transformObject: (document) => 'openapiObject' in document ? unfilled(document.openapiObject) : document.swaggerObject,
     // Shared schemas keep their $id as their component name rather than def-0, def-1...
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` }
   })

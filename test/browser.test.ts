@@ -1,0 +1,74 @@
+// The Swagger page in a real browser (Debian's chromium through playwright-core): it loads from the
+// service alone, and "Try it out" on /v1/needs gets the 200 answer from a seeded NATS.
+
+import { existsSync } from 'node:fs'
+import type { NatsConnection } from 'nats'
+import { chromium, type Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seedSampleMesh } from '../scripts/sample-mesh.js'
+import type { Running } from '../src/service.js'
+import { NatsServer } from './support/nats-server.js'
+import { startTestService, untilReady } from './support/service.js'
+
+const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
+const present = existsSync(CHROMIUM)
+if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
+
+describe.skipIf(!present)('the Swagger page in Chromium', () => {
+  let server: NatsServer
+  let nc: NatsConnection
+  let running: Running
+  let browser: Browser
+
+  beforeAll(async () => {
+    server = await NatsServer.start()
+    nc = await server.connect()
+    await seedSampleMesh(nc)
+    running = await startTestService(server)
+    await untilReady(running)
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await running?.stop()
+    await nc?.close()
+    await server?.dispose()
+  })
+
+  it('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {
+    const page = await browser.newPage()
+    const outside: string[] = []
+    await page.route('**/*', async (route) => {
+      const url = route.request().url()
+      if (url.startsWith(running.url) || url.startsWith('data:')) return await route.continue()
+      outside.push(url)
+      return await route.abort()
+    })
+    const failed: string[] = []
+    page.on('requestfailed', (r) => failed.push(r.url()))
+    try {
+      await page.goto(`${running.url}/docs`, { timeout: 20_000 })
+      const operation = page.locator('#operations-provisioning-listNeeds')
+      await operation.locator('.opblock-summary').click({ timeout: 20_000 })
+      await operation.getByRole('button', { name: 'Try it out' }).click({ timeout: 10_000 })
+      await operation.locator('tr[data-param-name="node"] input').fill('ace')
+      await operation.getByRole('button', { name: 'Execute' }).click()
+      const status = operation.locator('.live-responses-table .response .response-col_status').first()
+      await status.waitFor({ timeout: 20_000 })
+      expect((await status.textContent())?.trim()).toBe('200')
+      const body = await operation.locator('.live-responses-table .response-col_description pre').first().textContent()
+      expect(body).toContain('"bucket": "mesh-provisioner_needs"')
+      expect(body).toContain('"key": "ace.gitea.secret.db-password"')
+      const requestUrl = await operation.locator('.request-url pre').textContent()
+      expect(requestUrl).toBe(`${running.url}/v1/needs?node=ace&limit=1000`)
+      expect(outside).toEqual([])
+      expect(failed).toEqual([])
+    } finally {
+      await page.close()
+    }
+  }, 90_000)
+})
