@@ -173,7 +173,6 @@ export class BucketView {
   private wake: (() => void) | undefined
   private running: Promise<void> | undefined
   private kv: KV | undefined
-  private readonly listeners = new Set<() => void>()
 
   constructor (opts: ViewOptions) {
     this.what = opts.what
@@ -206,12 +205,6 @@ export class BucketView {
   restart (): void {
     this.watch?.stop()
     this.wake?.()
-  }
-
-  /** Runs `fn` whenever the view changes (an update arrives, or it becomes live). */
-  onChange (fn: () => void): () => void {
-    this.listeners.add(fn)
-    return () => this.listeners.delete(fn)
   }
 
   get stale (): boolean {
@@ -249,10 +242,6 @@ export class BucketView {
     this.wake = undefined
   }
 
-  private changed (): void {
-    for (const fn of this.listeners) fn()
-  }
-
   private async loop (): Promise<void> {
     while (!this.stopped) {
       let created: string
@@ -267,7 +256,6 @@ export class BucketView {
           if (this.state !== 'absent') this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
           this.state = 'absent'
           this.contents = undefined
-          this.changed()
         } else {
           this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; trying again')
         }
@@ -295,7 +283,6 @@ export class BucketView {
       this.state = 'live'
       this.catchingUp = false
       this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
-      this.changed()
     }
     let watch: QueuedIterator<KvEntry>
     try {
@@ -309,10 +296,7 @@ export class BucketView {
     if (this.stopped) watch.stop()
     const check = setInterval(() => { void this.verify(contents.created) }, this.checkMs)
     try {
-      for await (const e of watch) {
-        contents.apply(e)
-        if (contents.indexed) this.changed()
-      }
+      for await (const e of watch) contents.apply(e)
     } catch (err) {
       if (!this.stopped) this.log.warn({ err, bucket: this.bucket }, 'watch ended with an error; binding again')
     } finally {
