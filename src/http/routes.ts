@@ -1,6 +1,7 @@
 // The provisioning routes of SPEC §5: thin adapters that read the query string with the domain's
 // readQuery, ask the domain and send its serialized answer untouched.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
@@ -47,7 +48,8 @@ const errorResponses = {
 
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
-export function registerRoutes (app: FastifyInstance, deps: RouteDeps): void {
+export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>()
   for (const what of WHATS) {
     const facts: RouteFacts = { what, parameters: parametersOf(what) }
     app.get(`/v1/${what}`, {
@@ -69,7 +71,7 @@ export function registerRoutes (app: FastifyInstance, deps: RouteDeps): void {
         }
       }
     }, async (request, reply) => {
-      const query = readQuery({ what, ...(request.query as Record<string, unknown>) })
+      const query = readQuery({ what, ...request.query })
       const answer = deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes: deps.maxAnswerBytes() })
       return sendAnswer(request, reply, answer.json)
     })
@@ -93,7 +95,6 @@ export function registerRoutes (app: FastifyInstance, deps: RouteDeps): void {
       }
     }
   }, async (request, reply) => {
-    const { kind } = request.params as { kind: string }
-    return sendAnswer(request, reply, deps.provisioning.entry('registry', kind).json)
+    return sendAnswer(request, reply, deps.provisioning.entry('registry', request.params.kind).json)
   })
 }

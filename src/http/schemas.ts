@@ -1,7 +1,7 @@
 // The HTTP-only shapes, built from the domain schemas: each route's query string is the domain's
 // request fields that narrow its question, and responses name the domain's answer documents.
 
-import { Type, type TSchema } from 'typebox'
+import { Type, type TObject, type TSchema } from 'typebox'
 import { type What } from '../domain/buckets.js'
 import { Answers, Entries, ErrorBody, NARROWED_BY, RequestFields, type RequestField } from '../domain/schemas.js'
 
@@ -27,7 +27,7 @@ export function parametersOf (what: What): RequestField[] {
 }
 
 /** A list route's query string: its parameters, all optional, and nothing else. */
-export function querystringOf (what: What): TSchema {
+export function querystringOf (what: What): TObject {
   const properties: Record<string, TSchema> = {}
   for (const field of parametersOf(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
   return Type.Object(properties, { additionalProperties: false })
