@@ -149,6 +149,8 @@ describe('refusals: status and body', () => {
     const kind = await get('/v1/registry/colour')
     expect([kind.status, kind.headers['content-type'], kind.body]).toEqual([404, JSON_TYPE,
       refused('NOT_FOUND', 'bucket mesh-provisioner_registry holds no kind entry "colour"; ask the list (what=registry) to see what it holds')])
+    const asset = await get('/docs/static/no-such-file.js')
+    expect([asset.status, JSON.parse(asset.body).error.code]).toEqual([404, 'NOT_FOUND'])
     const route = await get('/v2/needs?node=ace')
     expect([route.status, route.headers['content-type'], route.body]).toEqual([404, JSON_TYPE,
       refused('NOT_FOUND', 'no route serves GET /v2/needs; the routes are listed in /openapi.json and shown at /docs')])

@@ -86,7 +86,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url
-    if (readOnly.some((pattern) => pattern.test(path))) {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && readOnly.some((pattern) => pattern.test(path))) {
       reply.header('allow', 'GET, HEAD')
       return replyError(reply, refuseMethod(request.method, path), 405)
     }
