@@ -1,0 +1,113 @@
+// A three-server NATS cluster on loopback (routes, buckets with three replicas): the service,
+// given all three URLs, keeps answering the verb while one server is killed and restarted, never
+// answers with an error, and sees the writes made meanwhile.
+
+import type { KV, NatsConnection } from 'nats'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createClientBuckets } from '../scripts/sample-mesh.js'
+import type { Running } from '../src/service.js'
+import { freePort, NatsServer } from './support/nats-server.js'
+import { startTestService, until, untilReady } from './support/service.js'
+
+const servers: NatsServer[] = []
+let admin: NatsConnection
+let running: Running
+let needs: KV
+
+beforeAll(async () => {
+  const ports = await Promise.all([0, 1, 2].map(async () => ({ client: await freePort(), route: await freePort() })))
+  servers.push(...await Promise.all(ports.map(async (p, i) => await NatsServer.start({
+    port: p.client,
+    config: [
+      `server_name: s${i + 1}`,
+      'cluster {',
+      '  name: mesh',
+      `  listen: "127.0.0.1:${p.route}"`,
+      `  routes: [${ports.filter((o) => o !== p).map((o) => `"nats-route://127.0.0.1:${o.route}"`).join(', ')}]`,
+      '}'
+    ].join('\n')
+  }))))
+  const urls = servers.map((s) => s.url)
+  admin = await servers[0]!.connect({ servers: urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 })
+  // JetStream's meta leader is elected a moment after the servers are up.
+  const kvs = await until(async () => await createClientBuckets(admin, 3), 30_000, 'the buckets with three replicas')
+  needs = kvs.needs
+  await needs.put('ace.gitea.secret.db-password', '{"before":true}')
+  running = await startTestService(servers[0]!, { NATS_URL: urls.join(','), REGISTRY_REPLICAS: '3' })
+  await untilReady(running, 30_000)
+  await until(() => running.writer.last?.ok, 30_000, 'the registry written with three replicas')
+}, 90_000)
+
+afterAll(async () => {
+  await running?.stop()
+  await admin?.close()
+  for (const s of servers) await s.dispose()
+})
+
+interface Tally { answers: number, errors: string[], unanswered: number }
+
+/**
+ * Asks the verb without pause until `stop()`, the way a module would: a request that meets no
+ * responder (the service between servers) is asked again; every reply is counted and checked.
+ */
+function askContinuously (): { stop: () => Promise<Tally> } {
+  const tally: Tally = { answers: 0, errors: [], unanswered: 0 }
+  const state = { going: true }
+  const loop = (async () => {
+    while (state.going) {
+      try {
+        const msg = await admin.request('mesh-provisioner.provisioning', '{"what":"needs","node":"ace"}', { timeout: 5000 })
+        const code = msg.headers?.get('Nats-Service-Error-Code')
+        if (code) tally.errors.push(`${code} ${msg.string()}`)
+        else if ((msg.json() as { what?: string }).what === 'needs') tally.answers++
+        else tally.errors.push(`not an answer: ${msg.string()}`)
+      } catch {
+        tally.unanswered++
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  })()
+  return { stop: async () => { state.going = false; await loop; return tally } }
+}
+
+async function seen (key: string): Promise<void> {
+  await until(() => running.views.byWhat.needs.status().stale === false && running.provisioning.ask({ what: 'needs', filter: {} }).json.includes(`"key":"${key}"`), 45_000, `${key} in the service's view`)
+}
+
+describe('one of three servers killed and restarted', () => {
+  test('a server the service is not connected to: every request answered, none failed, writes meanwhile seen', async () => {
+    const connectedTo = running.nc.getServer()
+    const victim = servers.find((s) => !connectedTo.endsWith(`:${s.port}`) && !admin.getServer().endsWith(`:${s.port}`)) as NatsServer
+    const asking = askContinuously()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await victim.kill()
+    await until(async () => await needs.put('ace.gitea.secret.while-down', '{"during":true}'), 20_000, 'a write while a server is down')
+    await seen('ace.gitea.secret.while-down')
+    await victim.restart()
+    await needs.put('ace.gitea.secret.after-restart', '{"after":true}')
+    await seen('ace.gitea.secret.after-restart')
+    const tally = await asking.stop()
+    expect(tally.errors).toEqual([])
+    expect(tally.unanswered).toBe(0)
+    expect(tally.answers).toBeGreaterThan(20)
+  })
+
+  test('the server the service is connected to: it moves to another, answers again, never with an error, and sees the writes', async () => {
+    const connectedTo = running.nc.getServer()
+    const victim = servers.find((s) => connectedTo.endsWith(`:${s.port}`)) as NatsServer
+    const asking = askContinuously()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await victim.kill()
+    await until(async () => await needs.put('ace.gitea.secret.owner-down', '{"during":true}'), 20_000, 'a write while its server is down')
+    await seen('ace.gitea.secret.owner-down')
+    expect(running.nc.getServer()).not.toBe(connectedTo)
+    await victim.restart()
+    await needs.put('ace.gitea.secret.owner-back', '{"after":true}')
+    await seen('ace.gitea.secret.owner-back')
+    const tally = await asking.stop()
+    expect(tally.errors).toEqual([])
+    expect(tally.answers).toBeGreaterThan(20)
+    expect(JSON.parse(running.provisioning.ask({ what: 'needs', filter: {} }).json)).toMatchObject({ total: 5, stale: false })
+  })
+})
