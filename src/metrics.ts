@@ -2,7 +2,7 @@
 // process must not share counters). Views and the writer are read at scrape time.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { RegistryRun } from './domain/registry-writer.js'
+import type { RegistryRun } from './domain/schemas.js'
 import type { Views } from './domain/views.js'
 
 export interface Metrics {

@@ -5,18 +5,7 @@
 import type { KV } from 'nats'
 import type { CompiledKind } from './registry.js'
 import type { Logger } from './logger.js'
-
-export interface RegistryRun {
-  at: string
-  ok: boolean
-  durationMs: number
-  wrote: string[]
-  left: string[]
-  deleted: string[]
-  error?: string
-  /** When the next run is due. */
-  nextAt?: string
-}
+import type { RegistryRun } from './schemas.js'
 
 export interface RegistryWriterOptions {
   /** Opens (and, where allowed, creates) the registry bucket; called until it succeeds. */

@@ -135,7 +135,7 @@ export const ErrorBody = Type.Object({
     code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c)), { description: 'A stable code for programs.' }),
     message: Type.String({ description: 'What was wrong and what would have worked, for people.' }),
     field: Type.Optional(Type.String({ description: 'The request field at fault, when there is one.' }))
-  })
+  }, { description: 'What was refused and why.' })
 }, { description: 'Every refusal, on the bus and over HTTP.', $id: 'ErrorBody' })
 export type ErrorBody = Static<typeof ErrorBody>
 
@@ -150,3 +150,30 @@ export const RegistryValue = Type.Object({
   note: Type.Optional(Type.String({ description: 'A remark for people.' }))
 }, { additionalProperties: false })
 export type RegistryValue = Static<typeof RegistryValue>
+
+/** One bucket's view, as readiness and metrics report it. */
+export const ViewStatus = Type.Object({
+  bucket: Type.String({ description: 'The bucket.' }),
+  state: Type.Union([Type.Literal('starting'), Type.Literal('absent'), Type.Literal('loading'), Type.Literal('live')], {
+    description: '`absent`: the bucket does not exist (yet); `loading`: its snapshot is arriving; `live`: answers come from it.'
+  }),
+  stale: Type.Boolean({ description: 'True while cut off from NATS or catching up after a reconnect.' }),
+  revision: Type.Integer({ description: 'The last revision the view has seen.' }),
+  keys: Type.Integer({ description: 'Entries held.' }),
+  outOfShape: Type.Integer({ description: "Keys that do not fit the bucket's shape." })
+}, { description: "One bucket's view." })
+export type ViewStatus = Static<typeof ViewStatus>
+export type ViewState = ViewStatus['state']
+
+/** What one run of the registry writer did. */
+export const RegistryRun = Type.Object({
+  at: Type.String({ format: 'date-time', description: 'When the run started.' }),
+  ok: Type.Boolean({ description: 'Whether the registry now holds exactly the compiled answers.' }),
+  durationMs: Type.Number({ description: 'How long the run took.' }),
+  wrote: Type.Array(Type.String(), { description: 'Kinds written because their bytes differed or were absent.' }),
+  left: Type.Array(Type.String(), { description: 'Kinds left as they were.' }),
+  deleted: Type.Array(Type.String(), { description: 'Kinds deleted because no domain answers them.' }),
+  error: Type.Optional(Type.String({ description: 'Why the run failed.' })),
+  nextAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the next run is due.' }))
+}, { description: "The registry writer's last run." })
+export type RegistryRun = Static<typeof RegistryRun>

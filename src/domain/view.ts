@@ -8,9 +8,7 @@ import { entryJson, outOfShapeJson } from './entry.js'
 import { ProvisionerError } from './errors.js'
 import { SortedKeys } from './sorted-keys.js'
 import type { Logger } from './logger.js'
-
-/** `absent`: the bucket does not exist; `loading`: its snapshot is arriving; `live`: answers come from it. */
-export type ViewState = 'starting' | 'absent' | 'loading' | 'live'
+import type { ViewState, ViewStatus } from './schemas.js'
 
 export interface StoredEntry {
   key: string
@@ -140,15 +138,6 @@ export interface ViewOptions {
   retryMs?: number
   /** How often to check that a live bucket still exists and is the same one (ms). */
   checkMs?: number
-}
-
-export interface ViewStatus {
-  bucket: string
-  state: ViewState
-  stale: boolean
-  revision: number
-  keys: number
-  outOfShape: number
 }
 
 function isNotFound (err: unknown): boolean {

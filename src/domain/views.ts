@@ -4,7 +4,8 @@
 import type { NatsConnection } from 'nats'
 import { WHATS, type What } from './buckets.js'
 import type { Logger } from './logger.js'
-import { BucketView, type ViewStatus } from './view.js'
+import type { ViewStatus } from './schemas.js'
+import { BucketView } from './view.js'
 
 export interface Views {
   readonly byWhat: Readonly<Record<What, BucketView>>

@@ -3,7 +3,7 @@
 
 import type { FastifyInstance } from 'fastify'
 import { Type, type Static } from 'typebox'
-import type { RegistryRun } from '../domain/registry-writer.js'
+import type { RegistryRun } from '../domain/schemas.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
 import { Health, type Readiness } from './schemas.js'

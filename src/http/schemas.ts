@@ -3,7 +3,7 @@
 
 import { Type, type TObject, type TSchema } from 'typebox'
 import { type What } from '../domain/buckets.js'
-import { Answers, Entries, ErrorBody, NARROWED_BY, RequestFields, type RequestField } from '../domain/schemas.js'
+import { Answers, Entries, ErrorBody, NARROWED_BY, RegistryRun, RequestFields, ViewStatus, type RequestField } from '../domain/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -39,28 +39,6 @@ export const KindParams = Type.Object({
 
 /** The registry entry on its own, named for the OpenAPI document. */
 export const RegistryEntry = { ...Entries.registry, $id: 'RegistryEntry' }
-
-const ViewStatus = Type.Object({
-  bucket: Type.String({ description: 'The bucket.' }),
-  state: Type.Union([Type.Literal('starting'), Type.Literal('absent'), Type.Literal('loading'), Type.Literal('live')], {
-    description: '`absent`: the bucket does not exist (yet); `loading`: its snapshot is arriving; `live`: answers come from it.'
-  }),
-  stale: Type.Boolean({ description: 'True while cut off from NATS or catching up after a reconnect.' }),
-  revision: Type.Integer({ description: 'The last revision the view has seen.' }),
-  keys: Type.Integer({ description: 'Entries held.' }),
-  outOfShape: Type.Integer({ description: "Keys that do not fit the bucket's shape." })
-}, { description: "One bucket's view." })
-
-const RegistryRun = Type.Object({
-  at: Type.String({ format: 'date-time', description: 'When the run started.' }),
-  ok: Type.Boolean({ description: 'Whether the registry now holds exactly the compiled answers.' }),
-  durationMs: Type.Number({ description: 'How long the run took.' }),
-  wrote: Type.Array(Type.String(), { description: 'Kinds written because their bytes differed or were absent.' }),
-  left: Type.Array(Type.String(), { description: 'Kinds left as they were.' }),
-  deleted: Type.Array(Type.String(), { description: 'Kinds deleted because no domain answers them.' }),
-  error: Type.Optional(Type.String({ description: 'Why the run failed.' })),
-  nextAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the next run is due.' }))
-}, { description: "The registry writer's last run." })
 
 export const Readiness = Type.Object({
   ready: Type.Boolean({ description: 'Connected, and every view live or its bucket known absent.' }),
