@@ -1,0 +1,80 @@
+// Two instances on one NATS: the verb's queue group shares the requests between them, both answer
+// alike, and the registry's revisions stay put when the second starts and at either's periodic run.
+
+import type { NatsConnection } from 'nats'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { seedSampleMesh } from '../scripts/sample-mesh.js'
+import { BUCKETS } from '../src/domain/buckets.js'
+import type { Running } from '../src/service.js'
+import { NatsServer } from './support/nats-server.js'
+import { startTestService, until, untilReady } from './support/service.js'
+
+let server: NatsServer
+let admin: NatsConnection
+const instances: Running[] = []
+
+beforeAll(async () => {
+  server = await NatsServer.start()
+  admin = await server.connect()
+  await seedSampleMesh(admin)
+})
+afterAll(async () => {
+  for (const r of instances) await r.stop()
+  await admin?.close()
+  await server?.dispose()
+})
+
+async function registryLastSeq (): Promise<number> {
+  const jsm = await admin.jetstreamManager()
+  return (await jsm.streams.info(`KV_${BUCKETS.registry}`)).state.last_seq
+}
+
+/** Waits until `running`'s writer has completed `n` more runs. */
+async function runs (running: Running, n: number): Promise<void> {
+  const seen = new Set<string>()
+  await until(() => {
+    const last = running.writer.last
+    if (last?.ok) seen.add(last.at)
+    return seen.size > n
+  }, 20_000, `${n} more registry runs`)
+}
+
+test('the registry\'s revisions do not move when a second instance starts, nor at either\'s periodic run', async () => {
+  const a = await startTestService(server, { REGISTRY_INTERVAL: '1s' })
+  instances.push(a)
+  await untilReady(a)
+  await until(() => a.writer.last?.ok, 10_000, 'the first registry run')
+  const written = await registryLastSeq()
+  expect(a.writer.last?.wrote).toHaveLength(13)
+
+  const b = await startTestService(server, { REGISTRY_INTERVAL: '1s' })
+  instances.push(b)
+  await untilReady(b)
+  await Promise.all([runs(a, 2), runs(b, 2)])
+  expect(b.writer.last).toMatchObject({ ok: true, wrote: [], deleted: [] })
+  expect(a.writer.last).toMatchObject({ ok: true, wrote: [], deleted: [] })
+  expect(await registryLastSeq()).toBe(written)
+})
+
+test('the verb\'s requests are shared between the two, and both answer alike', async () => {
+  const ask = async (): Promise<string> => {
+    const msg = await admin.request('mesh-provisioner.provisioning', '{"what":"needs","node":"ace"}', { timeout: 5000 })
+    expect(msg.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
+    return msg.string()
+  }
+  const answers = new Set<string>()
+  for (let i = 0; i < 100; i++) answers.add(await ask())
+  expect(answers.size).toBe(1)
+
+  const stats = []
+  for await (const s of await admin.services.client().stats('mesh-provisioner')) stats.push(s)
+  expect(stats).toHaveLength(2)
+  for (const s of stats) {
+    const endpoint = s.endpoints?.find((e) => e.name === 'provisioning')
+    expect(endpoint?.queue_group).toBe('mesh-provisioner')
+    expect(endpoint?.num_errors).toBe(0)
+    // A queue group picks at random: out of 100, each instance gets some (a miss is 2^-99 likely).
+    expect(endpoint?.num_requests).toBeGreaterThan(0)
+  }
+  expect(stats.reduce((n, s) => n + (s.endpoints?.[0]?.num_requests ?? 0), 0)).toBe(100)
+})
