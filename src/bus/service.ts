@@ -67,7 +67,8 @@ export async function startBus ({ nc, provisioning, subject, version, log, metri
       const e = asProvisionerError(err)
       outcome = e.code
       if (e.code === 'INTERNAL') log.error({ err }, 'the verb failed to answer')
-      msg.respondError(MICRO_CODE[e.code], e.message, utf8.encode(JSON.stringify(e.toBody())))
+      // A header value cannot hold CR or LF (nats.js throws and the reply becomes a bodiless 500).
+      msg.respondError(MICRO_CODE[e.code], e.message.replace(/[\r\n]+/g, ' '), utf8.encode(JSON.stringify(e.toBody())))
     } finally {
       metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
     }
