@@ -79,6 +79,8 @@ export interface NatsServerOptions {
   port?: number
   /** Extra command line arguments. */
   args?: string[]
+  /** Sign-in by this token instead of the shipped users (NATS allows no token beside users). */
+  token?: string
 }
 
 export class NatsServer {
@@ -101,9 +103,10 @@ export class NatsServer {
 
   /**
    * A client connection with every right (the test's own hand: seeding, deleting buckets), signed
-   * in as the shipped configuration's `admin`.
+   * in as the shipped configuration's `admin` (or with the server's token).
    */
   async connect (opts: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
+    if (this.opts.token !== undefined) return await connect({ servers: this.url, token: this.opts.token, ...opts })
     return await this.connectAs('admin', opts)
   }
 
@@ -118,6 +121,7 @@ export class NatsServer {
 
   /** The settings (SPEC §6) with which the service connects to this server: its own least-privilege user. */
   serviceEnv (): Record<string, string> {
+    if (this.opts.token !== undefined) return { NATS_URL: this.url, NATS_TOKEN: this.opts.token }
     const { user, pass } = NatsServer.credentials('mesh-provisioner')
     return { NATS_URL: this.url, NATS_USER: user, NATS_PASSWORD: pass }
   }
@@ -131,7 +135,7 @@ export class NatsServer {
     await writeFile(conf, [
       `listen: "127.0.0.1:${this.port}"`,
       `jetstream { store_dir: ${JSON.stringify(join(this.dir, 'js'))} }`,
-      accountsBlock(readFileSync(DEPLOY_CONF, 'utf8')),
+      this.opts.token === undefined ? accountsBlock(readFileSync(DEPLOY_CONF, 'utf8')) : `authorization { token: ${JSON.stringify(this.opts.token)} }`,
       this.opts.config ?? ''
     ].join('\n'))
     const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], {
