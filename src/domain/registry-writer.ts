@@ -100,6 +100,8 @@ export class RegistryWriter {
     } catch (err) {
       run.error = (err as Error).message
       this.failures++
+      // Open the bucket again next time: it may have been deleted, and open() creates it anew.
+      this.kv = undefined
     }
     run.durationMs = Date.now() - started
     const retry = Math.min((this.opts.retryMs ?? 5000) * 2 ** (this.failures - 1), this.opts.intervalMs, 300_000)

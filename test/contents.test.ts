@@ -1,0 +1,129 @@
+// Bucket contents a client may write, while the service runs: values that are not JSON or not
+// text, values near the max payload, delete and purge markers, and buckets (a client's and the
+// registry) deleted and re-created. Every answer stays correct and says what it could not read.
+
+import type { KV, NatsConnection } from 'nats'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { BUCKETS } from '../src/domain/buckets.js'
+import type { Running } from '../src/service.js'
+import { NatsServer } from './support/nats-server.js'
+import { startTestService, until, untilReady } from './support/service.js'
+
+let server: NatsServer
+let admin: NatsConnection
+let running: Running
+let needs: KV
+
+beforeAll(async () => {
+  server = await NatsServer.start()
+  admin = await server.connect()
+  needs = (await createClientBuckets(admin)).needs
+  running = await startTestService(server, { REGISTRY_INTERVAL: '1s' })
+  await untilReady(running)
+})
+afterAll(async () => {
+  await running?.stop()
+  await admin?.close()
+  await server?.dispose()
+})
+
+interface Reply { code: number, body: any, bytes: number }
+
+async function ask (request: unknown): Promise<Reply> {
+  const msg = await admin.request('mesh-provisioner.provisioning', JSON.stringify(request), { timeout: 5000 })
+  return { code: Number(msg.headers?.get('Nats-Service-Error-Code') ?? 200), body: msg.json(), bytes: msg.data.length }
+}
+
+/** Waits until the service's needs view has caught up with the bucket's last write. */
+async function caughtUp (kv: KV = needs): Promise<void> {
+  const last = (await kv.status()).streamInfo.state.last_seq
+  await until(() => running.views.status().needs.revision >= last, 10_000, `the needs view at revision ${last}`)
+}
+
+describe('values', () => {
+  test('not JSON, empty, or not UTF-8: answered with raw or rawBase64 and the problem', async () => {
+    await needs.put('ace.mail.secret.text', 'plain text')
+    await needs.put('ace.mail.secret.empty', '')
+    await needs.put('ace.mail.secret.bytes', new Uint8Array([0xff, 0x00, 0xc3]))
+    await caughtUp()
+    const { code, body } = await ask({ what: 'needs', node: 'ace', module: 'mail' })
+    expect(code).toBe(200)
+    const byKey = Object.fromEntries(body.entries.map((e: { key: string }) => [e.key, e]))
+    expect(byKey['ace.mail.secret.text']).toMatchObject({ raw: 'plain text', problem: expect.stringMatching(/not JSON/) })
+    expect(byKey['ace.mail.secret.text']).not.toHaveProperty('value')
+    expect(byKey['ace.mail.secret.empty']).toMatchObject({ raw: '', problem: expect.stringMatching(/empty/) })
+    expect(byKey['ace.mail.secret.bytes']).toMatchObject({ rawBase64: Buffer.from([0xff, 0x00, 0xc3]).toString('base64'), problem: expect.stringMatching(/not UTF-8/) })
+  })
+
+  test('values near the max payload: every answer fits the connection\'s max payload and says what it cut', async () => {
+    const max = admin.info?.max_payload as number
+    const big = JSON.stringify({ blob: 'y'.repeat(max - 4096) })
+    await needs.put('g14.huge.config.a', big)
+    await needs.put('g14.huge.config.b', big)
+    await needs.put('g14.huge.config.c', '{"small":true}')
+    await caughtUp()
+    const first = await ask({ what: 'needs', node: 'g14', module: 'huge' })
+    expect(first.code).toBe(200)
+    expect(first.bytes).toBeLessThanOrEqual(max)
+    expect(first.body).toMatchObject({ total: 3, cut: { reason: 'payload' }, next: expect.any(String) })
+    // Paging with `next` reaches every key, each answer within the max payload.
+    const keys: string[] = first.body.entries.map((e: { key: string }) => e.key)
+    let page = first
+    for (let i = 0; page.body.next !== undefined && i < 10; i++) {
+      page = await ask({ what: 'needs', node: 'g14', module: 'huge', after: page.body.next })
+      expect(page.code).toBe(200)
+      expect(page.bytes).toBeLessThanOrEqual(max)
+      keys.push(...page.body.entries.map((e: { key: string }) => e.key))
+    }
+    expect(keys).toEqual(['g14.huge.config.a', 'g14.huge.config.b', 'g14.huge.config.c'])
+  })
+})
+
+describe('delete and purge markers', () => {
+  test('a deleted or purged key is no entry, nor an out-of-shape one', async () => {
+    await needs.put('shanks.gitea.secret.gone', '{}')
+    await needs.put('shanks.gitea.secret.purged', '{}')
+    await needs.put('shanks.gitea.secret.kept', '{}')
+    await needs.put('shanks.gitea', '{"out":"of shape"}')
+    await caughtUp()
+    expect((await ask({ what: 'needs', node: 'shanks' })).body).toMatchObject({ total: 3, outOfShape: [{ key: 'shanks.gitea' }] })
+    await needs.delete('shanks.gitea.secret.gone')
+    await needs.purge('shanks.gitea.secret.purged')
+    await needs.delete('shanks.gitea')
+    await caughtUp()
+    const { body } = await ask({ what: 'needs', node: 'shanks' })
+    expect(body.entries.map((e: { key: string }) => e.key)).toEqual(['shanks.gitea.secret.kept'])
+    expect(body).toMatchObject({ total: 1, outOfShape: [] })
+  })
+})
+
+describe('buckets deleted and re-created while the service runs', () => {
+  test('a client bucket: 503 naming it while it is gone, then the new contents only', async () => {
+    const jsm = await admin.jetstreamManager()
+    await jsm.streams.delete(`KV_${BUCKETS.needs}`)
+    const gone = await until(async () => { const r = await ask({ what: 'needs' }); return r.code === 503 ? r : undefined }, 10_000, '503 for the deleted bucket')
+    expect(gone.body.error.message).toContain(BUCKETS.needs)
+    needs = await admin.jetstream().views.kv(BUCKETS.needs, { history: 1 })
+    await needs.put('novox.grafana.port.3000', '{"wanted":3000}')
+    const back = await until(async () => { const r = await ask({ what: 'needs' }); return r.code === 200 && r.body.total === 1 ? r : undefined }, 10_000, 'the re-created bucket served')
+    expect(back.body.entries.map((e: { key: string }) => e.key)).toEqual(['novox.grafana.port.3000'])
+    expect(back.body.outOfShape).toEqual([])
+  })
+
+  test('the registry bucket: the writer creates it again, writes every kind, and the answers follow the new one', async () => {
+    await until(() => running.writer.last?.ok, 10_000, 'a registry run')
+    const jsm = await admin.jetstreamManager()
+    const before = await jsm.streams.info(`KV_${BUCKETS.registry}`)
+    await jsm.streams.delete(`KV_${BUCKETS.registry}`)
+    const after = await until(async () => {
+      const info = await jsm.streams.info(`KV_${BUCKETS.registry}`)
+      return info.created !== before.created && info.state.messages === 13 ? info : undefined
+    }, 20_000, 'the registry bucket created and written again')
+    const back = await until(async () => {
+      const r = await ask({ what: 'registry' })
+      return r.code === 200 && r.body.revision === after.state.last_seq ? r : undefined
+    }, 20_000, 'answers from the new registry bucket')
+    expect(back.body.total).toBe(13)
+  })
+})
