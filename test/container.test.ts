@@ -57,6 +57,7 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'mesh-provisioner-image-'))
   app = join(root, 'app')
   await run('npm', ['run', 'build', '--', '--outDir', join(app, 'dist')], { cwd: repo })
+  await run('find', [join(app, 'dist'), '-name', '*.test.*', '-delete'])
   await cp(join(repo, 'package.json'), join(app, 'package.json'))
   await symlink(join(repo, 'node_modules'), join(app, 'node_modules'))
   await run('chmod', ['-R', 'a-w,a+rX', app])
@@ -83,7 +84,21 @@ describe('the Containerfile', () => {
     expect(final).not.toMatch(/curl|wget/)
     expect(final).toContain(`org.opencontainers.image.version="${pkg.version}"`)
     expect(containerfile).toMatch(/npm ci --omit=dev/)
+    expect(containerfile).toMatch(/RUN npm run build && find dist -name '\*\.test\.\*' -delete/)
   })
+})
+
+test('the build imports only production dependencies and Node\'s own modules (npm ci --omit=dev suffices)', async () => {
+  const { stdout } = await run('grep', ['-rhoE', String.raw`(from|import\() *'[^'.][^']*'`, join(app, 'dist')])
+  const packages = new Set(stdout.split('\n').filter(Boolean).map((l) => {
+    const spec = (/'([^']+)'/.exec(l) as RegExpExecArray)[1] as string
+    return spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0] as string
+  }))
+  const builtins = new Set((await import('node:module')).builtinModules)
+  const wanted = [...packages].filter((p) => !p.startsWith('node:') && !builtins.has(p))
+  expect(wanted.length).toBeGreaterThan(3)
+  const deps = Object.keys((JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies)
+  expect(wanted.filter((p) => !deps.includes(p))).toEqual([])
 })
 
 describe('the built entrypoint as uid 65534 from a read-only directory', () => {
@@ -116,6 +131,9 @@ describe('the built entrypoint as uid 65534 from a read-only directory', () => {
       return msg.headers?.get('Nats-Service-Error-Code') ? undefined : msg
     }, 30_000, 'a registry answer on the bus')
     expect(reply.json()).toMatchObject({ what: 'registry', bucket: 'mesh-provisioner_registry', stale: false })
+    for (const path of ['/readyz', '/openapi.json', '/docs/']) {
+      expect((await fetch(`http://127.0.0.1:${port}${path}`)).status, path).toBe(200)
+    }
   })
 
   test('the image\'s HEALTHCHECK command passes against it, and fails when nothing listens', async () => {
