@@ -151,6 +151,24 @@ describe('the built entrypoint as uid 65534 from a read-only directory', () => {
   })
 })
 
+describe('SIGTERM while NATS is down', () => {
+  test('still stops with exit 0 within the grace period', async () => {
+    const own = await NatsServer.start()
+    try {
+      const port = await freePort()
+      const child = asNobody(['node', 'dist/main.js'], { ...own.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'silent' })
+      await until(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 30_000, 'ready')
+      await own.kill()
+      await until(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 503, 10_000, 'not ready once NATS is gone')
+      child.kill('SIGTERM')
+      const code = await Promise.race([exited(child), new Promise((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000))])
+      expect(code).toBe(0)
+    } finally {
+      await own.dispose()
+    }
+  })
+})
+
 describe('a refused password', () => {
   test('is one clear line on stderr and exit 1, not a reconnect loop', async () => {
     const secret = join(root, 'wrong-password')
