@@ -5,6 +5,7 @@
 import type { KV, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { BUCKETS } from '../src/domain/buckets.js'
 import type { Running } from '../src/service.js'
 import { freePort, NatsServer } from './support/nats-server.js'
 import { startTestService, until, untilReady } from './support/service.js'
@@ -36,6 +37,8 @@ beforeAll(async () => {
   running = await startTestService(servers[0]!, { NATS_URL: urls.join(','), REGISTRY_REPLICAS: '3' })
   await untilReady(running, 30_000)
   await until(() => running.writer.last?.ok, 30_000, 'the registry written with three replicas')
+  const jsm = await admin.jetstreamManager()
+  for (const bucket of Object.values(BUCKETS)) expect((await jsm.streams.info(`KV_${bucket}`)).config.num_replicas).toBe(3)
 }, 90_000)
 
 afterAll(async () => {

@@ -135,6 +135,21 @@ describe('the registry writer', () => {
     expect(asCompiled(await stored(kv))).toEqual(wanted)
   })
 
+  test('meeting NATS down, it fails the run, tries again well before the next period, and converges', async () => {
+    const server = await serverFor()
+    const running = await serviceOn(server)
+    await until(() => running.writer.last?.ok, 10_000, 'the first registry run')
+    await server.kill()
+    const failed = await running.writer.run()
+    expect(failed.ok).toBe(false)
+    expect(Date.parse(failed.nextAt as string) - Date.now()).toBeLessThan(60_000)
+    await server.restart()
+    const again = await until(() => running.writer.last?.ok === true ? running.writer.last : undefined, 30_000, 'a registry run that succeeds after the restart')
+    expect(again.deleted).toEqual([])
+    const admin = await adminOf(server)
+    expect(asCompiled(await stored(await admin.jetstream().views.kv(BUCKETS.registry, { bindOnly: true })))).toEqual(wanted)
+  })
+
   test('two writers losing compare-and-sets to each other converge, write each kind once, and never delete an answered kind', async () => {
     const server = await serverFor()
     const admin = await adminOf(server)
