@@ -121,4 +121,18 @@ describe('the service under its user', () => {
     await until(() => running.writer.last?.ok, 10_000, 'the registry written')
     expect(server.log.slice(logFrom)).not.toMatch(/Violation/)
   }, 120_000)
+
+  test('answers discovery ($SRV.PING, INFO, STATS) and a node client\'s verb request on its own inbox prefix', async () => {
+    const client = admin.services.client()
+    for (const verb of ['ping', 'info', 'stats'] as const) {
+      const replies = []
+      for await (const r of await client[verb]('mesh-provisioner')) replies.push(r)
+      expect(replies, verb).toEqual([expect.objectContaining({ name: 'mesh-provisioner' })])
+    }
+    const ace = await server.connectAs('node-ace', { inboxPrefix: '_INBOX_ace' })
+    open.push(ace)
+    const reply = await ace.request('mesh-provisioner.provisioning', '{"what":"registry","kind":"secret"}', { timeout: 10_000 })
+    expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
+    expect(reply.json()).toMatchObject({ what: 'registry', entries: [{ kind: 'secret' }] })
+  })
 })
