@@ -41,7 +41,10 @@ export class Child {
   }
 
   static start (script: 'serve' | 'bus-load', args: string[], env: Record<string, string> = {}): Child {
-    const proc = fork(join(out, `${script}.js`), args, { execArgv: ['--expose-gc', '--no-deprecation'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    // BENCH_CPU_PROF=<dir>: every child writes a CPU profile there when it ends.
+    const prof = process.env['BENCH_CPU_PROF']
+    const execArgv = ['--expose-gc', '--no-deprecation', ...(prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`])]
+    const proc = fork(join(out, `${script}.js`), args, { execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     return new Child(proc, [script, ...args].join(' '))
   }
 
