@@ -14,6 +14,9 @@ export class NatsAuthError extends Error {
   }
 }
 
+/** The prefix of every reply subject the service subscribes to. */
+export const INBOX_PREFIX = '_INBOX_mesh-provisioner'
+
 const AUTH = /AUTHORIZATION_VIOLATION|AUTHENTICATION_EXPIRED|AUTHENTICATION_TIMEOUT|authorization violation|user authentication|permissions violation for connect/i
 
 export function connectionOptions (nats: Config['nats']): ConnectionOptions {
@@ -24,6 +27,9 @@ export function connectionOptions (nats: Config['nats']): ConnectionOptions {
     reconnectTimeWait: 500,
     reconnectJitter: 250,
     pingInterval: 10_000,
+    // Its own inbox prefix, so that its NATS user may subscribe to its replies only, not every
+    // reply in the account (deploy/nats-server.conf grants `_INBOX_mesh-provisioner.>`).
+    inboxPrefix: INBOX_PREFIX,
     ...(nats.creds === undefined ? {} : { authenticator: credsAuthenticator(readFileSync(nats.creds)) }),
     ...(nats.user === undefined ? {} : { user: nats.user, pass: nats.pass as string }),
     ...(nats.token === undefined ? {} : { token: nats.token }),

@@ -8,6 +8,7 @@ import { NatsServer } from './support/nats-server.js'
 import { startTestService, until, untilReady } from './support/service.js'
 import { createClientBuckets } from '../scripts/sample-mesh.js'
 import { BUCKETS } from '../src/domain/buckets.js'
+import { INBOX_PREFIX } from '../src/nats.js'
 import type { Running } from '../src/service.js'
 
 let server: NatsServer
@@ -29,6 +30,7 @@ async function refused (what: Promise<unknown>): Promise<void> {
   const err = await what.then(() => undefined, (e: unknown) => e as NatsError)
   expect(err, 'the write was accepted').toBeDefined()
   expect(err?.code).toBe(ErrorCode.PermissionsViolation)
+  expect(err?.message).toMatch(/Permissions Violation for Publish/)
 }
 
 describe('a node client (node-ace)', () => {
@@ -69,7 +71,8 @@ describe('the service\'s own user (mesh-provisioner)', () => {
   let svc: NatsConnection
   beforeAll(async () => {
     const env = server.serviceEnv()
-    svc = await server.connect({ user: env['NATS_USER'], pass: env['NATS_PASSWORD'] })
+    // Signed in as the service signs in: its user, its inbox prefix.
+    svc = await server.connect({ user: env['NATS_USER'], pass: env['NATS_PASSWORD'], inboxPrefix: INBOX_PREFIX })
     open.push(svc)
   })
 
