@@ -3,7 +3,7 @@
 // measured in alternating rounds (the machine is shared and noisy). Prints one table.
 
 import { spawn } from 'node:child_process'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
@@ -227,7 +227,12 @@ async function main (): Promise<void> {
 
     const table = formatTable(rows)
     process.stdout.write(`${table}\n`)
-    if (results !== undefined) await writeFile(results, resultsPage(table, ncSmall.info?.version ?? 'unknown'))
+    if (results !== undefined) {
+      // The page's hand-written findings (from `## Findings` on) outlive the run that rewrites the table.
+      const before = await readFile(results, 'utf8').catch(() => '')
+      const findings = before.includes('\n## Findings') ? before.slice(before.indexOf('\n## Findings') + 1) : ''
+      await writeFile(results, `${resultsPage(table, ncSmall.info?.version ?? 'unknown')}${findings === '' ? '' : `\n${findings}`}`)
+    }
   } finally {
     for (const fn of cleanup.reverse()) await fn().catch((err) => log(`cleanup: ${(err as Error).message}`))
   }
