@@ -105,6 +105,7 @@ const queryString = fc.array(fc.tuple(
 
 const path = fc.oneof(
   fc.constantFrom(...WHATS).map((w) => ({ path: `/v1/${w}`, allowed: [400] })),
+  fc.constantFrom('/v1/registry/%', '/v1/registry/%E0%A4%A', '/v1/needs%', '/v1/%zz').map((p) => ({ path: p, allowed: [400] })),
   fc.oneof(nasty.filter((s) => s.length > 0 && s.length < 5000), fc.constantFrom('secret', 'bound')).map((k) => ({ path: `/v1/registry/${encodeURIComponent(k.toWellFormed())}`, allowed: [400, 404] }))
 )
 

@@ -49,7 +49,11 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
     // Unknown query parameters are refused (as the verb refuses unknown fields), not dropped.
-    ajv: { customOptions: { removeAdditional: false } }
+    ajv: { customOptions: { removeAdditional: false } },
+    // A path fastify cannot read (a broken %-escape) is refused in the same error body as the rest.
+    frameworkErrors: (err, _request, reply) => {
+      void replyError(reply, badRequest(undefined, `${err.message}; escape reserved characters completely, like %2F for /`), 400)
+    }
   })
   app.decorateRequest('outcome', 'ok')
 
