@@ -43,7 +43,9 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
   const js = nc.jetstream()
   const metrics = createMetrics(() => views)
   const writer = new RegistryWriter({
-    open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, replicas: config.registry.replicas, history: 1 }),
+    // allow_direct: a bucket only bound (not created here) would otherwise read through the
+    // stream's message API, a grant the service does not need.
+    open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, allow_direct: true, replicas: config.registry.replicas, history: 1 }),
     compiled: compileRegistry(config.registry.domains),
     intervalMs: config.registry.intervalMs,
     ...(registryRetryMs === undefined ? {} : { retryMs: registryRetryMs }),
