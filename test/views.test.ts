@@ -125,3 +125,21 @@ test('NATS killed and restarted: stale while down, nothing lost, an update visib
   expect(seen.stale).toBe(false)
   expect(seen.entries.map((e: { key: string }) => e.key)).toEqual(['n1.gitea', 'n2.mail'])
 })
+
+test('a watch whose consumer is lost is noticed (stale meanwhile) and followed again before the client library would', async () => {
+  const { server, nc } = await setup()
+  const kv = await createClientBuckets(nc)
+  await kv.applied.put('n1.gitea', '{"v":1}')
+  const svc = await service(server)
+  await untilReady(svc)
+  const jsm = await nc.jetstreamManager()
+  const stream = `KV_${BUCKETS.applied}`
+  for (const c of await jsm.consumers.list(stream).next()) await jsm.consumers.delete(stream, c.name)
+  await kv.applied.put('n2.mail', '{"v":2}')
+  const lost = Date.now()
+  await until(() => svc.views.status().applied.stale, 3000, 'the view to say it is behind')
+  await until(() => svc.views.status().applied.keys === 2, 5000, 'the write after the consumer was lost')
+  // nats.js's own heartbeat check would take about 10 s; the view's look (every 0.5 s here) is sooner.
+  expect(Date.now() - lost).toBeLessThan(5000)
+  await until(() => !svc.views.status().applied.stale, 3000, 'the view to be current again')
+})

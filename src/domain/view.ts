@@ -164,6 +164,9 @@ export class BucketView {
   private contents: Contents | undefined
   private connected = true
   private catchingUp = false
+  /** True while the stream holds revisions that a look ago were already there and the view has not seen. */
+  private lagging = false
+  private lastLook: { streamLast: number, seen: number } | undefined
   private stopped = false
   private watch: QueuedIterator<KvEntry> | undefined
   private wake: (() => void) | undefined
@@ -177,7 +180,7 @@ export class BucketView {
     this.jsm = opts.jsm
     this.log = opts.log
     this.retryMs = opts.retryMs ?? 1000
-    this.checkMs = opts.checkMs ?? 10_000
+    this.checkMs = opts.checkMs ?? 5000
   }
 
   start (): void {
@@ -204,7 +207,7 @@ export class BucketView {
   }
 
   get stale (): boolean {
-    return !this.connected || this.catchingUp
+    return !this.connected || this.catchingUp || this.lagging
   }
 
   status (): ViewStatus {
@@ -290,7 +293,9 @@ export class BucketView {
     }
     this.watch = watch
     if (this.stopped) watch.stop()
-    const check = setInterval(() => { void this.verify(contents.created) }, this.checkMs)
+    this.lastLook = undefined
+    this.lagging = false
+    const check = setInterval(() => { void this.verify(contents) }, this.checkMs)
     try {
       for await (const e of watch) contents.apply(e)
     } catch (err) {
@@ -301,11 +306,23 @@ export class BucketView {
     }
   }
 
-  /** A deleted or re-created bucket sends the watch nothing: ask now and then, and start over. */
-  private async verify (created: string): Promise<void> {
+  /**
+   * A deleted or re-created bucket sends the watch nothing, and neither does a watch whose consumer
+   * was lost with a cluster node: ask now and then, say stale while the stream holds revisions the
+   * view has not seen at the next look, and start over when the view has not moved at all.
+   */
+  private async verify (contents: Contents): Promise<void> {
     try {
       const info = await this.jsm.streams.info(`KV_${this.bucket}`)
-      if (info.created !== created) this.restart()
+      if (info.created !== contents.created) return this.restart()
+      const seen = contents.revision
+      const last = this.lastLook
+      this.lastLook = { streamLast: info.state.last_seq, seen }
+      this.lagging = last !== undefined && seen < Math.min(last.streamLast, info.state.last_seq)
+      if (this.lagging && seen === last?.seen) {
+        this.log.warn({ bucket: this.bucket, revision: seen, streamRevision: info.state.last_seq }, 'the watch stopped delivering; following the bucket again')
+        this.restart()
+      }
     } catch (err) {
       if (isNotFound(err)) this.restart()
     }
