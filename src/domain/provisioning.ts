@@ -10,6 +10,8 @@ import type { Views } from './views.js'
 export interface Answer {
   /** The answer document, serialized. */
   json: string
+  /** The state it was built from (see Provisioning.version). */
+  version: string
   what: What
   revision: number
   total: number
@@ -38,7 +40,17 @@ export interface Provisioning {
   applied (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
   collect (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
   /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
-  entry (what: What, key: string): { json: string, revision: number, stale: boolean }
+  entry (what: What, key: string): { json: string, version: string }
+  /**
+   * Names the state answers about `what` are built from: while it is the same, one question gets
+   * the same bytes, so a transport can validate a cached answer without building it again.
+   * Refuses like the questions do while the bucket is missing or loading.
+   */
+  version (what: What): string
+}
+
+function versionOf (contents: Contents, stale: boolean): string {
+  return `${contents.revision}-${stale ? 's' : 'c'}-${contents.created}`
 }
 
 function tooLarge (what: What, e: StoredEntry, room: number): string {
@@ -123,7 +135,7 @@ export function createProvisioning (views: Views): Provisioning {
     const head = `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${contents.revision},"total":${total},"stale":${stale}`
     let json = `${head},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
     if (odd.omitted > 0) json += `,"outOfShapeOmitted":${odd.omitted}`
-    const answer: Answer = { json: '', what, revision: contents.revision, total, returned: taken.length, stale }
+    const answer: Answer = { json: '', version: versionOf(contents, stale), what, revision: contents.revision, total, returned: taken.length, stale }
     if (cut !== undefined && next === undefined && after !== undefined) next = after
     if (cut !== undefined && next !== undefined) {
       json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
@@ -149,7 +161,11 @@ export function createProvisioning (views: Views): Provisioning {
       if (!e) {
         throw new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
       }
-      return { json: e.json, revision: contents.revision, stale: view.stale }
+      return { json: e.json, version: versionOf(contents, view.stale) }
+    },
+    version (what) {
+      const view = views.byWhat[what]
+      return versionOf(view.read(), view.stale)
     }
   }
 }

@@ -8,7 +8,7 @@ import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
 import type { Provisioning } from '../domain/provisioning.js'
 import { readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
-import { sendAnswer } from './answer.js'
+import { etagOf, sendAnswer } from './answer.js'
 import type { RouteFacts } from './errors.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLE, REGISTRY_ENTRY_EXAMPLE, refusal } from './examples.js'
 import { DEFAULT_LIMIT, KindParams, annotation, RegistryEntry, parametersOf, querystringOf } from './schemas.js'
@@ -72,8 +72,9 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
       }
     }, async (request, reply) => {
       const query = readQuery({ what, ...request.query })
-      const answer = deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes: deps.maxAnswerBytes() })
-      return sendAnswer(request, reply, answer.json)
+      const maxBytes = deps.maxAnswerBytes()
+      const etag = etagOf(deps.provisioning.version(what), maxBytes)
+      return sendAnswer(request, reply, etag, () => deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }).json)
     })
   }
 
@@ -95,6 +96,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
       }
     }
   }, async (request, reply) => {
-    return sendAnswer(request, reply, deps.provisioning.entry('registry', request.params.kind).json)
+    const entry = deps.provisioning.entry('registry', request.params.kind)
+    return sendAnswer(request, reply, etagOf(entry.version, 0), () => entry.json)
   })
 }
