@@ -148,3 +148,19 @@ test('out-of-shape keys beyond what fits are counted', () => {
   expect(a.outOfShape).toHaveLength(1000)
   expect(a.outOfShapeOmitted).toBe(200)
 })
+
+test('a repeated question is answered from the last build until the bucket moves or staleness changes', () => {
+  const c = new Contents('applied', 'now')
+  put(c, 'n1.a', '{}')
+  c.buildIndexes()
+  const view = { read: () => c, stale: false }
+  const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
+  const first = p.applied({ filter: { node: 'n1' } })
+  expect(p.applied({ filter: { node: 'n1' } })).toBe(first)
+  expect(p.applied({ filter: { node: 'n1' }, limit: 1 })).not.toBe(first)
+  put(c, 'n1.b', '{}')
+  const moved = p.applied({ filter: { node: 'n1' } })
+  expect(parse(moved.json).entries.map((e) => e['key'])).toEqual(['n1.a', 'n1.b'])
+  view.stale = true
+  expect(parse(p.applied({ filter: { node: 'n1' } }).json).stale).toBe(true)
+})

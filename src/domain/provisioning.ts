@@ -1,6 +1,7 @@
 // One function per question: the answer document of SPEC §4, built from a view's ready JSON,
 // narrowed, paged and cut to fit. Both transports answer with exactly these bytes.
 
+import { AnswerCache } from './answer-cache.js'
 import { BUCKETS, FIELDS, tokenOf, type What } from './buckets.js'
 import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
@@ -81,11 +82,24 @@ function outOfShapePart (contents: Contents, what: What, filter: Record<string, 
 }
 
 export function createProvisioning (views: Views): Provisioning {
+  const cache = new AnswerCache<Answer>()
+
   function ask (query: Query, opts: AskOptions = {}): Answer {
     const { what, filter, after } = query
     const view = views.byWhat[what]
     const contents = view.read()
     const stale = view.stale
+    const version = versionOf(contents, stale)
+    const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.limit, opts.defaultLimit, opts.maxBytes])
+    const cached = cache.get(key, version)
+    if (cached !== undefined) return cached
+    const answer = build(query, opts, contents, stale, version)
+    cache.set(key, version, answer, answer.json.length)
+    return answer
+  }
+
+  function build (query: Query, opts: AskOptions, contents: Contents, stale: boolean, version: string): Answer {
+    const { what, filter, after } = query
     const limit = query.limit ?? opts.defaultLimit ?? Infinity
     const budget = (opts.maxBytes ?? Infinity) - FRAME
 
@@ -135,7 +149,7 @@ export function createProvisioning (views: Views): Provisioning {
     const head = `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${contents.revision},"total":${total},"stale":${stale}`
     let json = `${head},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
     if (odd.omitted > 0) json += `,"outOfShapeOmitted":${odd.omitted}`
-    const answer: Answer = { json: '', version: versionOf(contents, stale), what, revision: contents.revision, total, returned: taken.length, stale }
+    const answer: Answer = { json: '', version, what, revision: contents.revision, total, returned: taken.length, stale }
     if (cut !== undefined && next === undefined && after !== undefined) next = after
     if (cut !== undefined && next !== undefined) {
       json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`

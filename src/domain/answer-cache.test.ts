@@ -1,0 +1,26 @@
+import { expect, test } from 'vitest'
+import { AnswerCache } from './answer-cache.js'
+
+test('answers only for the version it was built from', () => {
+  const cache = new AnswerCache<string>()
+  cache.set('q', 'v1', 'a', 1)
+  expect(cache.get('q', 'v1')).toBe('a')
+  expect(cache.get('q', 'v2')).toBeUndefined()
+  expect(cache.get('q', 'v1')).toBeUndefined()
+  expect(cache.size).toBe(0)
+})
+
+test('lets the least recently used go first, by count and by bytes', () => {
+  const cache = new AnswerCache<string>(100, 3)
+  for (const k of ['a', 'b', 'c']) cache.set(k, 'v', k, 10)
+  cache.get('a', 'v')
+  cache.set('d', 'v', 'd', 10)
+  expect(['a', 'b', 'c', 'd'].map((k) => cache.get(k, 'v'))).toEqual(['a', undefined, 'c', 'd'])
+  cache.set('e', 'v', 'e', 25)
+  cache.set('f', 'v', 'f', 25)
+  cache.set('g', 'v', 'g', 25)
+  expect(cache.size).toBeLessThanOrEqual(3)
+  expect(cache.get('g', 'v')).toBe('g')
+  cache.set('huge', 'v', 'x', 26)
+  expect(cache.get('huge', 'v')).toBeUndefined()
+})
