@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { keyOf, parseKey, shapeOf } from './buckets.js'
+import { FIELDS, keyOf, parseKey, shapeOf } from './buckets.js'
 
 describe('parseKey', () => {
   test.each([
@@ -9,7 +9,7 @@ describe('parseKey', () => {
     ['registry', 'secret', { kind: 'secret' }],
     ['needs', 'n/1.a=b.c_d.e-f', { node: 'n/1', module: 'a=b', kind: 'c_d', name: 'e-f' }]
   ] as const)('%s key %s fits', (what, key, fields) => {
-    expect(parseKey(what, key)).toEqual({ ok: true, fields })
+    expect(parseKey(what, key)).toEqual({ ok: true, values: FIELDS[what].map((f) => (fields as Record<string, string>)[f]) })
   })
 
   test.each([
@@ -31,6 +31,6 @@ test('keyOf writes the shape parseKey reads, escaping collections', () => {
   const fields = { node: 'n1', collection: 'contribution:route=proxy', contributor: 'gitea' }
   const key = keyOf('collect', fields)
   expect(key).toBe('n1.contribution=3Aroute=3Dproxy.gitea')
-  expect(parseKey('collect', key)).toEqual({ ok: true, fields })
+  expect(parseKey('collect', key)).toEqual({ ok: true, values: ['n1', 'contribution:route=proxy', 'gitea'] })
   expect(shapeOf('collect')).toBe('<node>.<collection>.<contributor>')
 })

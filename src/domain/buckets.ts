@@ -32,23 +32,31 @@ const CODEC: Partial<Record<string, { encode: (v: string) => string, decode: typ
   collection: { encode: encodeCollection, decode: decodeCollection }
 }
 
+/** Whether a field's value is decoded from its token (and so may hold any character). */
+export function isDecoded (field: string): boolean {
+  return CODEC[field] !== undefined
+}
+
 export function shapeOf (what: What): string {
   return FIELDS[what].map((f) => `<${f}>`).join('.')
 }
 
+/** A key read into its field values, in the order of FIELDS[what] (collections decoded). */
+const SHAPE_LEAD = Object.fromEntries(WHATS.map((w) => [w, `${w} keys are ${shapeOf(w)}`])) as Record<What, string>
+
 export type ParsedKey =
-  | { ok: true, fields: Record<string, string> }
+  | { ok: true, values: string[] }
   | { ok: false, reason: string }
 
 /** Reads a key into its fields, or says in words why it does not fit its bucket's shape. */
 export function parseKey (what: What, key: string): ParsedKey {
   const names = FIELDS[what]
   const tokens = key.split('.')
-  const lead = `${what} keys are ${shapeOf(what)}`
+  const lead = SHAPE_LEAD[what]
   if (tokens.length !== names.length) {
     return { ok: false, reason: `${lead}: this one has ${tokens.length} token${tokens.length === 1 ? '' : 's'}` }
   }
-  const fields: Record<string, string> = {}
+  const values: string[] = tokens
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string
     const token = tokens[i] as string
@@ -59,12 +67,10 @@ export function parseKey (what: What, key: string): ParsedKey {
     if (codec) {
       const decoded = codec.decode(token)
       if (!decoded.ok) return { ok: false, reason: `${lead}: <${name}> "${token}" is not an encoded name: ${decoded.reason}` }
-      fields[name] = decoded.name
-    } else {
-      fields[name] = token
+      values[i] = decoded.name
     }
   }
-  return { ok: true, fields }
+  return { ok: true, values }
 }
 
 /** The token a field's value is written as in a key (collections are escaped). */

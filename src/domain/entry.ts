@@ -1,7 +1,7 @@
 // An entry is serialized once, when it arrives, into the JSON it will be answered as; answers are
 // then concatenations of ready bytes (no per-request serialization of values).
 
-import { FIELDS, type What } from './buckets.js'
+import { FIELDS, isDecoded, type What } from './buckets.js'
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -22,10 +22,14 @@ export function valueJson (value: Uint8Array): string {
   return `"value":${text.trim()}`
 }
 
-/** The answer JSON of one in-shape entry, its fields in the order of the bucket's shape. */
+/**
+ * The answer JSON of one in-shape entry, its fields in the order of the bucket's shape. An
+ * in-shape key and its tokens hold only characters JSON need not escape; decoded collection names
+ * may hold any.
+ */
 export function entryJson (what: What, key: string, fields: readonly string[], value: Uint8Array, revision: number, updated: Date): string {
-  let out = `{"key":${JSON.stringify(key)}`
-  FIELDS[what].forEach((name, i) => { out += `,"${name}":${JSON.stringify(fields[i])}` })
+  let out = `{"key":"${key}"`
+  FIELDS[what].forEach((name, i) => { out += isDecoded(name) ? `,"${name}":${JSON.stringify(fields[i])}` : `,"${name}":"${fields[i] as string}"` })
   return `${out},${valueJson(value)},"revision":${revision},"updated":"${updated.toISOString()}"}`
 }
 

@@ -3,7 +3,7 @@
 // last revision it saw, and waits for a bucket that does not exist yet.
 
 import type { JetStreamClient, JetStreamManager, KV, KvEntry, QueuedIterator } from 'nats'
-import { BUCKETS, FIELDS, parseKey, type What } from './buckets.js'
+import { BUCKETS, parseKey, type What } from './buckets.js'
 import { entryJson, outOfShapeJson } from './entry.js'
 import { ProvisionerError } from './errors.js'
 import { SortedKeys } from './sorted-keys.js'
@@ -53,7 +53,20 @@ export class Contents {
   oddKeys = new SortedKeys()
   private readonly indexes = new Map<string, Map<string, SortedKeys>>()
 
-  constructor (readonly what: What, readonly created: string) {}
+  /** Field positions whose values repeat across keys (nodes, modules, kinds): held once each. */
+  private readonly interned: number[]
+  private readonly names = new Map<string, string>()
+
+  constructor (readonly what: What, readonly created: string) {
+    this.interned = INDEXES[what].filter((p) => p.length === 1).map((p) => p[0] as number)
+  }
+
+  private intern (value: string): string {
+    const held = this.names.get(value)
+    if (held !== undefined) return held
+    this.names.set(value, value)
+    return value
+  }
 
   get indexed (): boolean {
     return this.all !== undefined
@@ -66,7 +79,8 @@ export class Contents {
     if (e.operation !== 'PUT') return
     const parsed = parseKey(this.what, e.key)
     if (parsed.ok) {
-      const fields = FIELDS[this.what].map((f) => parsed.fields[f] as string)
+      const fields = parsed.values
+      for (const p of this.interned) fields[p] = this.intern(fields[p] as string)
       const json = entryJson(this.what, e.key, fields, e.value, e.revision, e.created)
       const entry = { key: e.key, fields, revision: e.revision, json, bytes: Buffer.byteLength(json) }
       this.entries.set(e.key, entry)
