@@ -8,7 +8,8 @@ import { connectionOptions } from '../src/nats.js'
 
 const config = loadConfig(process.env)
 const request = process.argv[2] ?? ''
-const nc = await connect({ ...connectionOptions(config.nats), maxReconnectAttempts: 0 })
+// A client of the verb, not the service: the default inbox prefix, on which the service answers.
+const nc = await connect({ ...connectionOptions(config.nats), inboxPrefix: '_INBOX', maxReconnectAttempts: 0 })
 try {
   const reply = await nc.request(config.subject, request, { timeout: 5000 })
   const code = reply.headers?.get('Nats-Service-Error-Code')
