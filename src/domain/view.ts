@@ -28,10 +28,10 @@ export interface OutOfShapeEntry {
   bytes: number
 }
 
-/** Index positions per bucket: single fields, and node+second field for the common narrowing. */
+/** Index positions per bucket: single fields, and node with module (collection) or, for needs, with kind. */
 const INDEXES: Record<What, number[][]> = {
   registry: [[0]],
-  needs: [[0], [1], [2], [0, 1]],
+  needs: [[0], [1], [2], [0, 1], [0, 2]],
   applied: [[0], [1]],
   collect: [[0], [1], [2], [0, 1]]
 }
