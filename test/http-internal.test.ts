@@ -10,7 +10,7 @@ import { createMetrics } from '../src/metrics.js'
 
 it('answers 500 INTERNAL with the error body', async () => {
   const views = { status: () => ({}), connected: () => true } as unknown as Views
-  const failing = { ask: () => { throw new Error('view index broken') } } as unknown as Provisioning
+  const failing = { version: () => '1-c-now', ask: () => { throw new Error('view index broken') } } as unknown as Provisioning
   const lines: string[] = []
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   const metrics = createMetrics(() => views, false)
