@@ -2,30 +2,23 @@
 // service alone, and "Try it out" on /v1/needs gets the 200 answer from a seeded NATS.
 
 import { existsSync } from 'node:fs'
-import type { NatsConnection } from 'nats'
 import { chromium, type Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedSampleMesh } from '../scripts/sample-mesh.js'
 import type { Running } from '../src/service.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, untilReady } from './support/service.js'
+import { startSeeded, type Seeded } from './support/service.js'
 
 const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
 const present = existsSync(CHROMIUM)
 if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
 
 describe.skipIf(!present)('the Swagger page in Chromium', () => {
-  let server: NatsServer
-  let nc: NatsConnection
+  let seeded: Seeded
   let running: Running
   let browser: Browser
 
   beforeAll(async () => {
-    server = await NatsServer.start()
-    nc = await server.connect()
-    await seedSampleMesh(nc)
-    running = await startTestService(server)
-    await untilReady(running)
+    seeded = await startSeeded()
+    running = seeded.running
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -34,9 +27,7 @@ describe.skipIf(!present)('the Swagger page in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close()
-    await running?.stop()
-    await nc?.close()
-    await server?.dispose()
+    await seeded?.stop()
   })
 
   it('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {

@@ -7,28 +7,22 @@ import fc from 'fast-check'
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { seedSampleMesh } from '../scripts/sample-mesh.js'
 import { WHATS } from '../src/domain/buckets.js'
 import type { Running } from '../src/service.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
+import { until, startSeeded, type Seeded } from './support/service.js'
 
-let server: NatsServer
+let seeded: Seeded
 let nc: NatsConnection
 let running: Running
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
-  await seedSampleMesh(nc)
-  running = await startTestService(server)
-  await untilReady(running)
+  seeded = await startSeeded()
+  nc = seeded.nc
+  running = seeded.running
   await until(() => running.writer.last?.ok, 10_000, 'the registry written')
 })
 afterAll(async () => {
-  await running?.stop()
-  await nc?.close()
-  await server?.dispose()
+  await seeded?.stop()
 })
 
 const FIELDS = ['what', 'node', 'module', 'contributor', 'kind', 'collection', 'after', 'limit']

@@ -4,27 +4,21 @@
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { seedSampleMesh } from '../scripts/sample-mesh.js'
 import type { Running } from '../src/service.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, untilReady } from './support/service.js'
+import { startSeeded, type Seeded } from './support/service.js'
 
-let server: NatsServer
+let seeded: Seeded
 let nc: NatsConnection
 let running: Running
 
 beforeAll(async () => {
-  server = await NatsServer.start({ config: 'max_payload: 8192' })
-  nc = await server.connect()
-  await seedSampleMesh(nc)
-  running = await startTestService(server)
-  await untilReady(running)
+  seeded = await startSeeded({ config: 'max_payload: 8192' })
+  nc = seeded.nc
+  running = seeded.running
 })
 
 afterAll(async () => {
-  await running?.stop()
-  await nc?.close()
-  await server?.dispose()
+  await seeded?.stop()
 })
 
 it('cuts /v1/needs where the verb cuts, and pages on from next', async () => {

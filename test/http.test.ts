@@ -4,10 +4,9 @@
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedSampleMesh } from '../scripts/sample-mesh.js'
 import type { Running } from '../src/service.js'
 import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
+import { startTestService, until, untilReady, startSeeded, type Seeded } from './support/service.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -18,6 +17,7 @@ async function http (base: string, path: string, opts: { method?: string, header
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
 }
 
+let seeded: Seeded
 let server: NatsServer
 let nc: NatsConnection
 let running: Running
@@ -30,18 +30,15 @@ async function verb (question: Record<string, unknown>): Promise<{ body: string,
 }
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
-  await seedSampleMesh(nc)
-  running = await startTestService(server)
-  await untilReady(running)
+  seeded = await startSeeded()
+  server = seeded.server
+  nc = seeded.nc
+  running = seeded.running
   await until(() => running.writer.last?.ok === true && running.views.status().registry.keys > 0, 10_000, 'the registry written and seen')
 })
 
 afterAll(async () => {
-  await running?.stop()
-  await nc?.close()
-  await server?.dispose()
+  await seeded?.stop()
 })
 
 describe('every route and filter answers what the verb answers', () => {

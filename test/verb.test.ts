@@ -3,30 +3,25 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
+import { until, startSeeded, type Seeded } from './support/service.js'
 import { askVerb } from './support/verb.js'
-import { seedSampleMesh, NODES, MODULES } from '../scripts/sample-mesh.js'
+import { NODES, MODULES } from '../scripts/sample-mesh.js'
 import { compileRegistry } from '../src/domain/registry.js'
 import { DEFAULT_DOMAINS } from '../src/domain/registry-table.js'
 import type { Running } from '../src/service.js'
 
-let server: NatsServer
+let seeded: Seeded
 let nc: NatsConnection
 let svc: Running
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
-  await seedSampleMesh(nc)
-  svc = await startTestService(server)
-  await untilReady(svc)
+  seeded = await startSeeded()
+  nc = seeded.nc
+  svc = seeded.running
   await until(() => svc.views.status().registry.keys === 13, 10_000, 'the registry written')
 })
 afterAll(async () => {
-  await svc?.stop()
-  await nc?.close()
-  await server?.dispose()
+  await seeded?.stop()
 })
 
 const keys = (body: { entries: Array<{ key: string }> }) => body.entries.map((e) => e.key)
