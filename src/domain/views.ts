@@ -23,8 +23,10 @@ export interface ViewsOptions {
 }
 
 export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions): Promise<Views> {
-  const js = nc.jetstream()
-  const jsm = await nc.jetstreamManager()
+  // A JetStream call that meets no stream leader (a cluster electing one) is tried again sooner
+  // than the client's default 5 s allows.
+  const js = nc.jetstream({ timeout: 2000 })
+  const jsm = await nc.jetstreamManager({ timeout: 2000 })
   const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketView({
     what,
     js,
