@@ -102,7 +102,7 @@ test('NATS killed and restarted: stale while down, nothing lost, an update visib
   await untilReady(svc)
 
   await server.kill()
-  await until(() => svc.provisioning.applied({ filter: {} }).stale, 5000, 'the answer to say stale')
+  await until(() => JSON.parse(svc.provisioning.applied({ filter: {} }).json).stale, 5000, 'the answer to say stale')
   const whileDown = JSON.parse(svc.provisioning.applied({ filter: {} }).json)
   expect(whileDown).toMatchObject({ stale: true, total: 1 })
 

@@ -10,8 +10,8 @@ import { ProvisioningAnswer, ProvisioningRequest } from '../domain/schemas.js'
 import type { Metrics } from '../metrics.js'
 import { MICRO_CODE } from './errors.js'
 
-export const SERVICE_NAME = 'mesh-provisioner'
-export const ENDPOINT_NAME = 'provisioning'
+const SERVICE_NAME = 'mesh-provisioner'
+const ENDPOINT_NAME = 'provisioning'
 
 export interface BusOptions {
   nc: NatsConnection
@@ -31,7 +31,7 @@ const utf8 = new TextEncoder()
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /** Reads a payload into a request object: empty means the registry, anything else must be a JSON object. */
-export function readPayload (data: Uint8Array): unknown {
+function readPayload (data: Uint8Array): unknown {
   if (data.length === 0) return { what: 'registry' }
   let text: string
   try {

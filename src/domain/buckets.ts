@@ -78,11 +78,6 @@ export function tokenOf (field: string, value: string): string {
   return CODEC[field]?.encode(value) ?? value
 }
 
-/** Whether a string can stand as one key token. */
-export function isToken (value: string): boolean {
-  return TOKEN.test(value)
-}
-
 /** The key for the given fields; used by writers of test data and the demo. */
 export function keyOf<W extends What> (what: W, fields: Fields<W>): string {
   return FIELDS[what].map((f) => tokenOf(f, (fields as Record<string, string>)[f] as string)).join('.')

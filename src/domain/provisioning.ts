@@ -8,18 +8,12 @@ import type { Query } from './request.js'
 import type { Contents, StoredEntry } from './view.js'
 import type { Views } from './views.js'
 
+/** An answer document as the transports send it, and the state it was built from. */
 export interface Answer {
-  /** The answer document, serialized. */
+  /** The answer document, serialized: everything a client reads is in here. */
   json: string
   /** The state it was built from (see Provisioning.version). */
   version: string
-  what: What
-  revision: number
-  total: number
-  returned: number
-  stale: boolean
-  cut?: { reason: 'payload' | 'limit', omitted: number }
-  next?: string
 }
 
 export interface AskOptions {
@@ -149,15 +143,9 @@ export function createProvisioning (views: Views): Provisioning {
     const head = `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${contents.revision},"total":${total},"stale":${stale}`
     let json = `${head},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
     if (odd.omitted > 0) json += `,"outOfShapeOmitted":${odd.omitted}`
-    const answer: Answer = { json: '', version, what, revision: contents.revision, total, returned: taken.length, stale }
     if (cut !== undefined && next === undefined && after !== undefined) next = after
-    if (cut !== undefined && next !== undefined) {
-      json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
-      answer.cut = { reason: cut, omitted }
-      answer.next = next
-    }
-    answer.json = `${json}}`
-    return answer
+    if (cut !== undefined && next !== undefined) json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
+    return { json: `${json}}`, version }
   }
 
   const narrowed = (what: What) => (query: Omit<Query, 'what'>, opts?: AskOptions) => ask({ ...query, what }, opts)
