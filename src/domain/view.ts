@@ -51,7 +51,8 @@ export class Contents {
   /** Set when the snapshot is complete; until then only the maps are kept. */
   all: SortedKeys | undefined
   oddKeys = new SortedKeys()
-  private readonly indexes = new Map<string, Map<string, SortedKeys>>()
+  /** Keyed by the positions arrays of INDEXES themselves. */
+  private readonly indexes = new Map<readonly number[], Map<string, SortedKeys>>()
 
   /** Field positions whose values repeat across keys (nodes, modules, kinds): held once each. */
   private readonly interned: number[]
@@ -105,7 +106,7 @@ export class Contents {
   private index (entry: StoredEntry, change: (set: SortedKeys) => void): void {
     change(this.all as SortedKeys)
     for (const positions of INDEXES[this.what]) {
-      const byValue = this.indexes.get(positions.join()) as Map<string, SortedKeys>
+      const byValue = this.indexes.get(positions) as Map<string, SortedKeys>
       const value = indexValue(entry.fields, positions)
       let set = byValue.get(value)
       if (!set) byValue.set(value, (set = new SortedKeys()))
@@ -128,7 +129,7 @@ export class Contents {
         if (list) list.push(key)
         else lists.set(value, [key])
       }
-      this.indexes.set(positions.join(), new Map([...lists].map(([v, keys]) => [v, new SortedKeys(keys)])))
+      this.indexes.set(positions, new Map([...lists].map(([v, keys]) => [v, new SortedKeys(keys)])))
     }
     this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
     this.all = new SortedKeys(sorted)
@@ -142,7 +143,7 @@ export class Contents {
     let best: { set: SortedKeys, exact: boolean } = { set: this.all as SortedKeys, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const set = this.indexes.get(positions.join())?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedKeys()
+      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedKeys()
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }
