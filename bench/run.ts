@@ -245,7 +245,7 @@ function resultsPage (table: string, natsVersion: string): string {
     '',
     `Last full run of \`npm run bench\`: ${new Date().toISOString().slice(0, 10)}, ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}),`,
     `Node ${process.version}, nats-server ${natsVersion}, nats.js ${natsJsVersion()}.`,
-    `The service signed in as ${serviceUser === 'admin' ? 'admin (no grants to check: --service-user admin)' : 'its least-privilege user of deploy/nats-server.conf'}.`,
+    `The service signed in as ${serviceUser === 'admin' ? 'admin (no grants to check: --service-user admin)' : 'its least-privilege user of deploy/accounts.conf'}.`,
     `Sizes ${smallKeys} and ${largeKeys} needs keys (${MODULES.length} modules a node, ${NEEDS_PER_MODULE} needs each); ${seconds} s per load run, ${rounds} alternating rounds, medians.`,
     'Figures come from a shared machine where other engineers run test suites: compare the ratios, not the absolute figures.',
     '',

@@ -28,7 +28,7 @@ export function connectionOptions (nats: Config['nats']): ConnectionOptions {
     reconnectJitter: 250,
     pingInterval: 10_000,
     // Its own inbox prefix, so that its NATS user may subscribe to its replies only, not every
-    // reply in the account (deploy/nats-server.conf grants `_INBOX_mesh-provisioner.>`).
+    // reply in the account (deploy/accounts.conf grants `_INBOX_mesh-provisioner.>`).
     inboxPrefix: INBOX_PREFIX,
     ...(nats.creds === undefined ? {} : { authenticator: credsAuthenticator(readFileSync(nats.creds)) }),
     ...(nats.user === undefined ? {} : { user: nats.user, pass: nats.pass as string }),

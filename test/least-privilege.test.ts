@@ -1,10 +1,13 @@
-// The shipped NATS grants (deploy/nats-server.conf) hold: a node client writes only its own node's
-// keys, the service's user can write nothing but its registry, and a watch big enough to need
-// flow-control replies loads under the service's user without a permission violation.
+// The shipped NATS grants (deploy/accounts.conf, included by deploy/nats-server.conf) hold: the
+// shipped server configuration is valid, a node client writes only its own node's keys, the
+// service's user can write nothing but its registry, and a watch big enough to need flow-control
+// replies loads under the service's user without a permission violation.
 
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ErrorCode, type NatsConnection, type NatsError } from 'nats'
-import { NatsServer } from './support/nats-server.js'
+import { NatsServer, natsServerBin } from './support/nats-server.js'
 import { startTestService, until, untilReady } from './support/service.js'
 import { createClientBuckets } from '../scripts/sample-mesh.js'
 import { BUCKETS } from '../src/domain/buckets.js'
@@ -138,4 +141,10 @@ describe('the service under its user', () => {
     expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
     expect(reply.json()).toMatchObject({ what: 'registry', entries: [{ kind: 'secret' }] })
   })
+})
+
+test('the shipped server configuration, with its included accounts, is one nats-server accepts', async () => {
+  const env = { ...process.env, NATS_ADMIN_PASSWORD: 'pa', MESH_PROVISIONER_PASSWORD: 'pb', NODE_ACE_PASSWORD: 'pc' }
+  const { stdout, stderr } = await promisify(execFile)(natsServerBin(), ['-c', 'nats-server.conf', '-t'], { cwd: new URL('../deploy/', import.meta.url), env })
+  expect(`${stdout}${stderr}`).toMatch(/configuration file nats-server.conf is valid/)
 })

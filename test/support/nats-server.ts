@@ -1,18 +1,17 @@
 // Starts a real nats-server with JetStream for a test: a free loopback port, a temporary store, the
-// users and grants of deploy/nats-server.conf (so the service runs under its least-privilege user),
+// users and grants of deploy/accounts.conf (so the service runs under its least-privilege user),
 // and stop, kill and restart on the same port and store (the way nats.js's own `nst` helpers do).
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, connect as tcp } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { connect, type ConnectionOptions, type NatsConnection } from 'nats'
 
-const DEPLOY_CONF = fileURLToPath(new URL('../../deploy/nats-server.conf', import.meta.url))
+const DEPLOY_ACCOUNTS = fileURLToPath(new URL('../../deploy/accounts.conf', import.meta.url))
 
 /** The shipped configuration's users, and the variables its passwords are read from. */
 export const USERS = {
@@ -24,30 +23,6 @@ export type User = keyof typeof USERS
 
 /** One password per user for the whole test process, so that the servers of a cluster agree; NATS parses a variable as a value, so each starts with a letter. */
 const PASSWORDS = Object.fromEntries(Object.values(USERS).map((v) => [v, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof USERS)[User], string>
-
-/** The `accounts { … }` block of a nats-server.conf: braces counted outside comments and strings. */
-function accountsBlock (conf: string): string {
-  const start = conf.search(/^accounts\s*[:=]?\s*\{/m)
-  if (start < 0) throw new Error('no top-level accounts { } block in the configuration')
-  let depth = 0
-  let quote = ''
-  for (let i = start; i < conf.length; i++) {
-    const c = conf[i]
-    if (quote !== '') {
-      if (c === quote) quote = ''
-    } else if (c === '"' || c === "'") {
-      quote = c
-    } else if (c === '#') {
-      i = conf.indexOf('\n', i)
-      if (i < 0) break
-    } else if (c === '{') {
-      depth++
-    } else if (c === '}' && --depth === 0) {
-      return conf.slice(start, i + 1)
-    }
-  }
-  throw new Error('the accounts block of the configuration is not closed')
-}
 
 export function natsServerBin (): string {
   return process.env['NATS_SERVER_BIN'] ?? 'nats-server'
@@ -132,10 +107,12 @@ export class NatsServer {
 
   private async launch (): Promise<void> {
     const conf = join(this.dir, 'server.conf')
+    // NATS includes only paths relative to the including file: the shipped accounts go beside it.
+    await copyFile(DEPLOY_ACCOUNTS, join(this.dir, 'accounts.conf'))
     await writeFile(conf, [
       `listen: "127.0.0.1:${this.port}"`,
       `jetstream { store_dir: ${JSON.stringify(join(this.dir, 'js'))} }`,
-      this.opts.token === undefined ? accountsBlock(readFileSync(DEPLOY_CONF, 'utf8')) : `authorization { token: ${JSON.stringify(this.opts.token)} }`,
+      this.opts.token === undefined ? 'include "accounts.conf"' : `authorization { token: ${JSON.stringify(this.opts.token)} }`,
       this.opts.config ?? ''
     ].join('\n'))
     const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], {
