@@ -20,7 +20,7 @@ const load = (env: Env) => loadConfig(env, readText)
 
 test('defaults (SPEC §6)', () => {
   const c = load({})
-  expect(c.nats).toEqual({ servers: ['nats://127.0.0.1:4222'], name: 'mesh-provisioner' })
+  expect(c.nats).toEqual({ servers: ['nats://127.0.0.1:4222'] })
   expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, corsOrigins: [] })
   expect(c.subject).toBe('mesh-provisioner.provisioning')
   expect(c.registry).toMatchObject({ intervalMs: 3_600_000, createBucket: true, replicas: 1 })

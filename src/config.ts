@@ -17,7 +17,6 @@ export class ConfigError extends Error {
 export interface Config {
   nats: {
     servers: string[]
-    name: string
     creds?: string
     user?: string
     pass?: string
@@ -154,7 +153,6 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
   const config: Config = {
     nats: {
       servers: servers(text(env, 'NATS_URL') ?? 'nats://127.0.0.1:4222'),
-      name: text(env, 'NATS_NAME') ?? 'mesh-provisioner',
       ...(creds === undefined ? {} : { creds }),
       ...(user === undefined ? {} : { user, pass: pass as string }),
       ...(token === undefined ? {} : { token }),

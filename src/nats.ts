@@ -22,7 +22,8 @@ const AUTH = /AUTHORIZATION_VIOLATION|AUTHENTICATION_EXPIRED|AUTHENTICATION_TIME
 export function connectionOptions (nats: Config['nats']): ConnectionOptions {
   return {
     servers: [...nats.servers],
-    name: nats.name,
+    // How operators see the service among the server's connections.
+    name: 'mesh-provisioner',
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     reconnectJitter: 250,
