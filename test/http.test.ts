@@ -240,6 +240,25 @@ describe('operations', () => {
     expect((await get('/metrics')).body).toMatch(/mesh_provisioner_request_duration_seconds_count\{face="http",route="\/v1\/applied"\} \d+/)
   })
 
+  it('/metrics says the verb\'s requests, each view\'s size, the registry runs and the NATS connection', async () => {
+    const value = (text: string, series: string): number | undefined => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+      return line === undefined ? undefined : Number(line.split(' ').at(-1))
+    }
+    const before = value((await get('/metrics')).body, 'mesh_provisioner_requests_total{face="bus",route="needs",outcome="ok"}') ?? 0
+    await verb({ what: 'needs', node: 'ace' })
+    const text = (await get('/metrics')).body
+    const status = running.views.status()
+    expect(value(text, 'mesh_provisioner_requests_total{face="bus",route="needs",outcome="ok"}')).toBe(before + 1)
+    expect(value(text, 'mesh_provisioner_view_keys{bucket="mesh-provisioner_needs"}')).toBe(status.needs.keys)
+    expect(value(text, 'mesh_provisioner_view_out_of_shape{bucket="mesh-provisioner_needs"}')).toBe(2)
+    expect(value(text, 'mesh_provisioner_view_live{bucket="mesh-provisioner_collect"}')).toBe(1)
+    expect(value(text, 'mesh_provisioner_view_revision{bucket="mesh-provisioner_applied"}')).toBe(status.applied.revision)
+    expect(value(text, 'mesh_provisioner_registry_runs_total{outcome="ok"}')).toBeGreaterThanOrEqual(1)
+    expect(value(text, 'mesh_provisioner_registry_kinds_total{action="wrote"}')).toBe(13)
+    expect(value(text, 'mesh_provisioner_nats_connected')).toBe(1)
+  })
+
   it('echoes the request id', async () => {
     expect((await get('/healthz', { 'x-request-id': 'console-42' })).headers['x-request-id']).toBe('console-42')
     expect((await get('/healthz')).headers['x-request-id']).toMatch(/.+/)

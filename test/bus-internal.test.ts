@@ -1,0 +1,48 @@
+// A fault inside the domain is still answered on the bus: 500 in the micro error headers, the
+// error body, logged once and counted; the verb goes on answering.
+
+import { pino } from 'pino'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { NatsConnection } from 'nats'
+import { startBus, type Bus } from '../src/bus/service.js'
+import type { Provisioning } from '../src/domain/provisioning.js'
+import type { Views } from '../src/domain/views.js'
+import { createMetrics } from '../src/metrics.js'
+import { NatsServer } from './support/nats-server.js'
+import { askVerb } from './support/verb.js'
+
+let server: NatsServer
+let nc: NatsConnection
+let bus: Bus
+const lines: string[] = []
+const metrics = createMetrics(() => ({ status: () => ({}), connected: () => true }) as unknown as Views, false)
+
+beforeAll(async () => {
+  server = await NatsServer.start()
+  nc = await server.connect()
+  let calls = 0
+  const flaky = {
+    ask: () => {
+      if (++calls === 1) throw new Error('view index broken')
+      return { json: '{"what":"registry"}', version: 'v' }
+    }
+  } as unknown as Provisioning
+  const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
+  bus = await startBus({ nc, provisioning: flaky, subject: 'mesh-provisioner.provisioning', version: '0.0.0-test', log, metrics })
+})
+afterAll(async () => {
+  await bus?.stop()
+  await nc?.close()
+  await server?.dispose()
+})
+
+it('answers 500 with the error body, logs and counts it, and answers the next request', async () => {
+  const failed = await askVerb(nc, { what: 'registry' })
+  expect(failed.code).toBe(500)
+  expect(failed.error).toBe('the service failed to answer: view index broken; the fault is logged, ask again or report it')
+  expect(failed.body).toEqual({ error: { code: 'INTERNAL', message: failed.error } })
+  expect(lines).toHaveLength(1)
+  expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'the verb failed to answer', err: { message: 'view index broken' } })
+  expect(await metrics.registry.getSingleMetricAsString('mesh_provisioner_requests_total')).toContain('mesh_provisioner_requests_total{face="bus",route="registry",outcome="INTERNAL"} 1')
+  expect(await askVerb(nc, { what: 'registry' })).toMatchObject({ code: 200, body: { what: 'registry' } })
+})
