@@ -2,7 +2,7 @@
 // process must not share counters). Views and the writer are read at scrape time.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { RegistryRun } from './domain/schemas.js'
+import type { RegistryRun, ViewStatus } from './domain/schemas.js'
 import type { Views } from './domain/views.js'
 
 export interface Metrics {
@@ -29,7 +29,7 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry]
   })
-  const perBucket = (name: string, help: string, read: (s: ReturnType<Views['status']>[keyof ReturnType<Views['status']>]) => number) => new Gauge({
+  const perBucket = (name: string, help: string, read: (s: ViewStatus) => number) => new Gauge({
     name,
     help,
     labelNames: ['bucket'] as const,
