@@ -53,7 +53,6 @@ async function settle (kv: KV, key: string, want: Uint8Array | null): Promise<Ou
 
 export class RegistryWriter {
   private readonly opts: RegistryWriterOptions
-  private kv: KV | undefined
   private timer: NodeJS.Timeout | undefined
   private running: Promise<RegistryRun> | undefined
   private failures = 0
@@ -86,8 +85,8 @@ export class RegistryWriter {
     const started = Date.now()
     const run: RegistryRun = { at: new Date(started).toISOString(), ok: false, durationMs: 0, wrote: [], left: [], deleted: [] }
     try {
-      this.kv ??= await this.opts.open()
-      const kv = this.kv
+      // Opened anew each run (one stream info an hour): a bucket deleted meanwhile is created again.
+      const kv = await this.opts.open()
       const stored: string[] = []
       for await (const key of await kv.keys()) stored.push(key)
       for (const [kind, { bytes }] of this.opts.compiled) run[await settle(kv, kind, bytes)].push(kind)
@@ -100,8 +99,6 @@ export class RegistryWriter {
     } catch (err) {
       run.error = (err as Error).message
       this.failures++
-      // Open the bucket again next time: it may have been deleted, and open() creates it anew.
-      this.kv = undefined
     }
     run.durationMs = Date.now() - started
     const retry = Math.min((this.opts.retryMs ?? 5000) * 2 ** (this.failures - 1), this.opts.intervalMs, 300_000)
