@@ -86,7 +86,7 @@ describe('every route and filter answers what the verb answers', () => {
     expect(applied.outOfShape.map((o) => o.key)).toEqual(['g14.wireguard.extra'])
   })
 
-  it('defaults the limit to 1000 and pages with next', async () => {
+  it('cuts at limit and pages on with next', async () => {
     const first = JSON.parse((await get('/v1/needs?limit=100')).body) as { total: number, entries: Array<{ key: string }>, next: string, cut: { reason: string, omitted: number } }
     expect(first.entries).toHaveLength(100)
     expect(first.cut).toEqual({ reason: 'limit', omitted: first.total - 100 })
