@@ -3,7 +3,8 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
-import { until, startSeeded, type Seeded } from './support/service.js'
+import { NatsServer } from './support/nats-server.js'
+import { startSeeded, startTestService, until, untilReady, type Seeded } from './support/service.js'
 import { askVerb } from './support/verb.js'
 import { NODES, MODULES } from '../scripts/sample-mesh.js'
 import { compileRegistry } from '../src/domain/registry.js'
@@ -161,5 +162,23 @@ describe('discovery ($SRV)', () => {
     expect(JSON.parse(endpoint.metadata.response_schema).anyOf).toHaveLength(4)
     const stats = JSON.parse((await nc.request('$SRV.STATS.mesh-provisioner', '', { timeout: 2000 })).string())
     expect(stats.endpoints[0].num_requests).toBeGreaterThan(10)
+  })
+})
+
+describe('PROVISIONING_SUBJECT', () => {
+  test('moves the verb to another subject (the shipped grants name the default: a moved verb needs its own)', async () => {
+    const server = await NatsServer.start({ token: 'lab-token' })
+    const client = await server.connect()
+    const lab = await startTestService(server, { PROVISIONING_SUBJECT: 'lab.mesh-provisioner.provisioning' })
+    try {
+      await untilReady(lab)
+      const reply = await askVerb(client, { what: 'registry', kind: 'secret' }, 'lab.mesh-provisioner.provisioning')
+      expect(reply).toMatchObject({ code: 200, body: { what: 'registry' } })
+      await expect(client.request('mesh-provisioner.provisioning', '', { timeout: 500 })).rejects.toThrow(/503|no responders/i)
+    } finally {
+      await lab.stop()
+      await client.close()
+      await server.dispose()
+    }
   })
 })
