@@ -111,6 +111,27 @@ describe('buckets deleted and re-created while the service runs', () => {
     expect(back.body.outOfShape).toEqual([])
   })
 
+  test('a bucket re-created at once: never refused while it reloads, then the new contents only', async () => {
+    await needs.put('novox.grafana.port.3000', '{"wanted":3000}')
+    await caughtUp()
+    const seen: string[] = []
+    const state = { going: true }
+    const asking = (async () => {
+      while (state.going) {
+        const r = await ask({ what: 'needs' })
+        seen.push(r.code === 200 ? `${r.body.entries.map((e: { key: string }) => e.key).join(',')} stale=${r.body.stale}` : `${r.code} ${r.body.error.message}`)
+      }
+    })()
+    const jsm = await admin.jetstreamManager()
+    await jsm.streams.delete(`KV_${BUCKETS.needs}`)
+    needs = await admin.jetstream().views.kv(BUCKETS.needs, { history: 1 })
+    await needs.put('novox.grafana.port.3001', '{"wanted":3001}')
+    await until(() => seen.at(-1) === 'novox.grafana.port.3001 stale=false', 10_000, 'the new bucket served')
+    state.going = false
+    await asking
+    expect(seen.filter((s) => !/^novox\.grafana\.port\.300[01] stale=(true|false)$/.test(s))).toEqual([])
+  })
+
   test('the registry bucket: the writer creates it again, writes every kind, and the answers follow the new one', async () => {
     await until(() => running.writer.last?.ok, 10_000, 'a registry run')
     const jsm = await admin.jetstreamManager()

@@ -1,6 +1,8 @@
 // One bucket's contents held in memory, fed by a KV watch (deletes included), with the indexes
 // that let a narrowed question cost what it returns. It loads, resumes after a reconnect from the
-// last revision it saw, and waits for a bucket that does not exist yet.
+// last revision it saw, and waits for a bucket that does not exist yet. Once live it never goes
+// back to refusing for a doubt: while it reloads, or while a cluster in the middle of an election
+// says the stream is not there, it answers from what it holds and says stale.
 
 import type { JetStreamClient, JetStreamManager, KV, KvEntry, QueuedIterator } from 'nats'
 import { BUCKETS, parseKey, type What } from './buckets.js'
@@ -176,7 +178,12 @@ export class BucketView {
   private readonly retryMs: number
   private readonly checkMs: number
   private state: ViewState = 'starting'
+  /** The generation being followed. */
   private contents: Contents | undefined
+  /** The generation answers come from: the last whose snapshot was complete. */
+  private serving: Contents | undefined
+  /** Looks in a row that found no stream; one is a doubt (a cluster electing a leader says so too), two are an answer. */
+  private notFound = 0
   private connected = true
   private catchingUp = false
   /** True while the stream holds revisions that a look ago were already there and the view has not seen. */
@@ -222,24 +229,25 @@ export class BucketView {
   }
 
   get stale (): boolean {
-    return !this.connected || this.catchingUp || this.lagging
+    return !this.connected || this.catchingUp || this.lagging || this.notFound > 0 || this.serving !== this.contents
   }
 
   status (): ViewStatus {
+    const c = this.serving ?? this.contents
     return {
       bucket: this.bucket,
       state: this.state,
       stale: this.stale,
-      revision: this.contents?.revision ?? 0,
-      keys: this.contents?.entries.size ?? 0,
-      outOfShape: this.contents?.outOfShape.size ?? 0
+      revision: c?.revision ?? 0,
+      keys: c?.entries.size ?? 0,
+      outOfShape: c?.outOfShape.size ?? 0
     }
   }
 
   /** The contents to answer from, or the refusal that says why there are none. */
   read (): Contents {
+    if (this.serving) return this.serving
     const c = this.contents
-    if (this.state === 'live' && c?.indexed) return c
     if (this.state === 'absent') {
       const who = this.what === 'registry' ? "this service's registry writer (unless REGISTRY_CREATE_BUCKET=false)" : 'the provisioner clients'
       throw new ProvisionerError('BUCKET_MISSING', `bucket ${this.bucket} does not exist; ${who} create${this.what === 'registry' ? 's' : ''} it, and the service serves it as soon as it appears`)
@@ -266,22 +274,19 @@ export class BucketView {
         created = info.created
         lastSeq = info.state.last_seq
       } catch (err) {
-        if (isNotFound(err)) {
-          if (this.state !== 'absent') this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
-          this.state = 'absent'
-          this.contents = undefined
-        } else {
-          this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; trying again')
-        }
+        if (isNotFound(err) && (++this.notFound > 1 || this.serving === undefined)) this.gone()
+        else this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; looking again')
         await this.pause(this.retryMs)
         continue
       }
+      this.notFound = 0
       const c = this.contents
-      const resume = c !== undefined && c.indexed && c.created === created && lastSeq >= c.revision
+      const reload = c === undefined || !c.indexed ? undefined : c.created !== created ? 'was re-created' : lastSeq < c.revision ? `ends at revision ${lastSeq}, before the ${c.revision} already seen` : undefined
+      if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
+      const resume = c !== undefined && c.indexed && reload === undefined
       if (!resume) {
-        if (c) this.log.warn({ bucket: this.bucket }, 'bucket was re-created or purged; reloading it')
         this.contents = new Contents(this.what, created)
-        this.state = 'loading'
+        if (!this.serving) this.state = 'loading'
       }
       await this.follow(resume ? (c as Contents).revision + 1 : undefined)
       await this.pause(this.stopped ? 0 : 50)
@@ -294,6 +299,7 @@ export class BucketView {
     this.catchingUp = from !== undefined
     const ready = (): void => {
       if (!contents.indexed) contents.buildIndexes()
+      this.serving = contents
       this.state = 'live'
       this.catchingUp = false
       this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
@@ -319,6 +325,13 @@ export class BucketView {
       clearInterval(check)
       this.watch = undefined
     }
+  }
+
+  private gone (): void {
+    if (this.state !== 'absent') this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
+    this.state = 'absent'
+    this.contents = this.serving = undefined
+    this.notFound = 0
   }
 
   /**
