@@ -103,7 +103,7 @@ function answerSchema (what: What) {
     bucket: Type.Literal(BUCKETS[what], { description: 'The bucket read.' }),
     revision: Type.Integer({ description: 'The last bucket revision this answer reflects.' }),
     total: Type.Integer({ description: 'How many entries match the filter, before any cut and regardless of `after`.' }),
-    stale: Type.Boolean({ description: 'True while the service is cut off from NATS and answers from what it last knew.' }),
+    stale: Type.Boolean({ description: 'True while the service answers from what it last knew: cut off from NATS, catching up after a reconnect, or reloading a re-created bucket.' }),
     entries: Type.Array(entrySchema(what), { description: 'The matching entries, sorted by key.' }),
     outOfShape: Type.Array(OutOfShape, { description: 'Keys of this bucket that do not fit its shape and that the filter does not contradict, sorted by key.' }),
     outOfShapeOmitted: Type.Optional(Type.Integer({ minimum: 1, description: 'How many more out-of-shape keys there are than this answer had room to list.' })),
@@ -157,7 +157,7 @@ export const ViewStatus = Type.Object({
   state: Type.Union([Type.Literal('starting'), Type.Literal('absent'), Type.Literal('loading'), Type.Literal('live')], {
     description: '`absent`: the bucket does not exist (yet); `loading`: its snapshot is arriving; `live`: answers come from it.'
   }),
-  stale: Type.Boolean({ description: 'True while cut off from NATS or catching up after a reconnect.' }),
+  stale: Type.Boolean({ description: 'True while cut off from NATS, catching up after a reconnect, or reloading a re-created bucket (answers then come from what was held).' }),
   revision: Type.Integer({ description: 'The last revision the view has seen.' }),
   keys: Type.Integer({ description: 'Entries held.' }),
   outOfShape: Type.Integer({ description: "Keys that do not fit the bucket's shape." })
