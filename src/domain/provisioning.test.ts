@@ -127,6 +127,47 @@ describe('collect', () => {
   })
 })
 
+describe('changes after the snapshot', () => {
+  const c = new Contents('needs', 'now')
+  const key = keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'x' })
+  put(c, key, '{"v":1}')
+  put(c, 'n1.gitea.odd', '{}')
+  c.buildIndexes()
+  const p = provisioningOver('needs', c)
+  const keysOf = (filter: Record<string, string>): unknown[] => parse(p.needs({ filter }).json).entries.map((e) => e['key'])
+
+  test('an update replaces the value and keeps the key in every index it was in', () => {
+    put(c, key, '{"v":2}')
+    for (const filter of [{}, { node: 'n1' }, { module: 'gitea' }, { kind: 'secret' }, { node: 'n1', module: 'gitea' }, { node: 'n1', kind: 'secret' }]) {
+      expect(keysOf(filter)).toContain(key)
+    }
+    expect(parse(p.needs({ filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
+  })
+
+  test('a delete takes the key out of every index, and a put brings it back', () => {
+    put(c, key, '', 'DEL')
+    for (const filter of [{}, { node: 'n1' }, { kind: 'secret' }, { node: 'n1', kind: 'secret' }]) expect(keysOf(filter)).not.toContain(key)
+    put(c, key, '{"v":3}')
+    expect(parse(p.needs({ filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
+  })
+
+  test('an out-of-shape key is updated and deleted in place', () => {
+    put(c, 'n1.gitea.odd', 'not json')
+    expect(parse(p.needs({ filter: {} }).json).outOfShape).toEqual([expect.objectContaining({ key: 'n1.gitea.odd', revision })])
+    put(c, 'n1.gitea.odd', '', 'PURGE')
+    expect(parse(p.needs({ filter: {} }).json).outOfShape).toEqual([])
+  })
+})
+
+test('a value that is not UTF-8 is held as a copy of its bytes until it is answered', () => {
+  const c = new Contents('applied', 'now')
+  const bytes = new Uint8Array([0xff, 0x01])
+  put(c, 'n1.bin', bytes)
+  c.buildIndexes()
+  bytes[0] = 0x41
+  expect(parse(provisioningOver('applied', c).applied({ filter: {} }).json).entries[0]).toMatchObject({ rawBase64: Buffer.from([0xff, 0x01]).toString('base64') })
+})
+
 describe('an entry larger than an answer may carry', () => {
   test('is answered with a problem instead of its value, so paging goes on', () => {
     const c = new Contents('applied', 'now')

@@ -5,7 +5,8 @@ import { AnswerCache } from './answer-cache.js'
 import { BUCKETS, FIELDS, tokenOf, type What } from './buckets.js'
 import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
-import type { Contents, StoredEntry } from './view.js'
+import { entryHead, type StoredEntry } from './entry.js'
+import type { Contents } from './view.js'
 import type { Views } from './views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
@@ -49,11 +50,8 @@ function versionOf (contents: Contents, stale: boolean): string {
 }
 
 function tooLarge (what: What, e: StoredEntry, room: number): string {
-  const { updated } = JSON.parse(e.json) as { updated: string }
-  let out = `{"key":${JSON.stringify(e.key)}`
-  FIELDS[what].forEach((name, i) => { out += `,"${name}":${JSON.stringify(e.fields[i])}` })
   const problem = `the entry is ${e.bytes} bytes, more than one answer here may carry (${room}); read the key from bucket ${BUCKETS[what]} directly`
-  return `${out},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${updated}"}`
+  return `${entryHead(what, e.key, e.fields)},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${new Date(e.updated).toISOString()}"}`
 }
 
 function outOfShapePart (contents: Contents, what: What, filter: Record<string, string>, room: number): { json: string, bytes: number, omitted: number } {

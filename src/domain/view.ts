@@ -6,20 +6,11 @@
 
 import type { JetStreamClient, JetStreamManager, KV, KvEntry, QueuedIterator } from 'nats'
 import { BUCKETS, parseKey, type What } from './buckets.js'
-import { entryJson, outOfShapeJson } from './entry.js'
+import { holdValue, outOfShapeJson, StoredEntry } from './entry.js'
 import { ProvisionerError } from './errors.js'
 import { SortedKeys } from './sorted-keys.js'
 import type { Logger } from './logger.js'
 import type { ViewState, ViewStatus } from './schemas.js'
-
-export interface StoredEntry {
-  key: string
-  /** The key's fields in the order of the bucket's shape, decoded. */
-  fields: string[]
-  revision: number
-  json: string
-  bytes: number
-}
 
 export interface OutOfShapeEntry {
   key: string
@@ -76,33 +67,46 @@ export class Contents {
   }
 
   apply (e: KvEntry): void {
-    if (e.revision <= this.revision) return
-    this.revision = e.revision
-    this.remove(e.key)
-    if (e.operation !== 'PUT') return
-    const parsed = parseKey(this.what, e.key)
-    if (parsed.ok) {
-      const fields = parsed.values
-      for (const p of this.interned) fields[p] = this.intern(fields[p] as string)
-      const json = entryJson(this.what, e.key, fields, e.value, e.revision, e.created)
-      const entry = { key: e.key, fields, revision: e.revision, json, bytes: Buffer.byteLength(json) }
-      this.entries.set(e.key, entry)
-      if (this.indexed) this.index(entry, (set) => set.add(e.key))
-    } else {
-      const json = outOfShapeJson(e.key, e.revision, parsed.reason)
-      this.outOfShape.set(e.key, { key: e.key, tokens: e.key.split('.'), revision: e.revision, reason: parsed.reason, json, bytes: Buffer.byteLength(json) })
-      if (this.indexed) this.oddKeys.add(e.key)
+    const revision = e.revision
+    if (revision <= this.revision) return
+    this.revision = revision
+    const key = e.key
+    const put = e.operation === 'PUT'
+    // A key's shape, fields and places in the indexes follow from the key alone: a key seen before
+    // keeps them, and only a new or a removed key touches the indexes.
+    const old = this.entries.get(key)
+    if (old !== undefined) {
+      if (put) this.entries.set(key, new StoredEntry(this.what, key, old.fields, revision, holdValue(e.value), e.created.getTime()))
+      else this.removeEntry(old)
+      return
     }
+    if (this.outOfShape.size > 0 && this.outOfShape.has(key)) {
+      if (put) this.putOutOfShape(key, revision, (this.outOfShape.get(key) as OutOfShapeEntry).reason)
+      else if (this.outOfShape.delete(key) && this.indexed) this.oddKeys.delete(key)
+      return
+    }
+    if (!put) return
+    const parsed = parseKey(this.what, key)
+    if (!parsed.ok) {
+      this.putOutOfShape(key, revision, parsed.reason)
+      if (this.indexed) this.oddKeys.add(key)
+      return
+    }
+    const fields = parsed.values
+    for (const p of this.interned) fields[p] = this.intern(fields[p] as string)
+    const entry = new StoredEntry(this.what, key, fields, revision, holdValue(e.value), e.created.getTime())
+    this.entries.set(key, entry)
+    if (this.indexed) this.index(entry, (set) => set.add(key))
   }
 
-  private remove (key: string): void {
-    const old = this.entries.get(key)
-    if (old) {
-      this.entries.delete(key)
-      if (this.indexed) this.index(old, (set) => set.delete(key))
-    } else if (this.outOfShape.delete(key) && this.indexed) {
-      this.oddKeys.delete(key)
-    }
+  private putOutOfShape (key: string, revision: number, reason: string): void {
+    const json = outOfShapeJson(key, revision, reason)
+    this.outOfShape.set(key, { key, tokens: key.split('.'), revision, reason, json, bytes: Buffer.byteLength(json) })
+  }
+
+  private removeEntry (entry: StoredEntry): void {
+    this.entries.delete(entry.key)
+    if (this.indexed) this.index(entry, (set) => set.delete(entry.key))
   }
 
   private index (entry: StoredEntry, change: (set: SortedKeys) => void): void {
