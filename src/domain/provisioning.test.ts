@@ -138,7 +138,7 @@ describe('changes after the snapshot', () => {
 
   test('an update replaces the value and keeps the key in every index it was in', () => {
     put(c, key, '{"v":2}')
-    for (const filter of [{}, { node: 'n1' }, { module: 'gitea' }, { kind: 'secret' }, { node: 'n1', module: 'gitea' }, { node: 'n1', kind: 'secret' }]) {
+    for (const filter of [{}, { node: 'n1' }, { module: 'gitea' }, { kind: 'secret' }, { node: 'n1', module: 'gitea' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) {
       expect(keysOf(filter)).toContain(key)
     }
     expect(parse(p.needs({ filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
@@ -146,7 +146,7 @@ describe('changes after the snapshot', () => {
 
   test('a delete takes the key out of every index, and a put brings it back', () => {
     put(c, key, '', 'DEL')
-    for (const filter of [{}, { node: 'n1' }, { kind: 'secret' }, { node: 'n1', kind: 'secret' }]) expect(keysOf(filter)).not.toContain(key)
+    for (const filter of [{}, { node: 'n1' }, { kind: 'secret' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) expect(keysOf(filter)).not.toContain(key)
     put(c, key, '{"v":3}')
     expect(parse(p.needs({ filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
   })
