@@ -73,6 +73,13 @@ export function parseKey (what: What, key: string): ParsedKey {
   return { ok: true, values }
 }
 
+/** The fields of a key known to fit its bucket's shape. */
+export function fieldsOf (what: What, key: string): string[] {
+  const parsed = parseKey(what, key)
+  if (!parsed.ok) throw new Error(`${key} does not fit the shape of ${what} keys: ${parsed.reason}`)
+  return parsed.values
+}
+
 /** The token a field's value is written as in a key (collections are escaped). */
 export function tokenOf (field: string, value: string): string {
   return CODEC[field]?.encode(value) ?? value

@@ -4,7 +4,7 @@
 // entry's JSON check and string (half the load's own work at 300k keys), and held ~300 bytes an
 // entry for entries nobody asked about.
 
-import { FIELDS, isDecoded, type What } from './buckets.js'
+import { fieldsOf, FIELDS, isDecoded, type What } from './buckets.js'
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -52,14 +52,20 @@ export class StoredEntry {
   constructor (
     readonly what: What,
     readonly key: string,
-    /** The key's fields in the order of the bucket's shape, decoded. */
-    readonly fields: string[],
     readonly revision: number,
     value: HeldValue,
     /** When it was written (ms since the epoch). */
     readonly updated: number
   ) {
     this.value = value
+  }
+
+  /**
+   * The key's fields in the order of the bucket's shape, decoded: read from the key when asked
+   * (indexing, a filter no index answers exactly, serializing) rather than held, ~40 bytes an entry.
+   */
+  get fields (): string[] {
+    return fieldsOf(this.what, this.key)
   }
 
   /** Its answer JSON, made the first time it is asked for; the value it is made from is then let go. */

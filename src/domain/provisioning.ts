@@ -98,7 +98,8 @@ export function createProvisioning (views: Views): Provisioning {
     const positions = new Map<number, string>()
     FIELDS[what].forEach((f, i) => { if (filter[f] !== undefined) positions.set(i, filter[f]) })
     const matches = (e: StoredEntry): boolean => {
-      for (const [p, v] of positions) if (e.fields[p] !== v) return false
+      const fields = e.fields
+      for (const [p, v] of positions) if (fields[p] !== v) return false
       return true
     }
 

@@ -5,7 +5,7 @@
 // says the stream is not there, it answers from what it holds and says stale.
 
 import type { JetStreamClient, JetStreamManager, KV, KvEntry, QueuedIterator } from 'nats'
-import { BUCKETS, parseKey, type What } from './buckets.js'
+import { BUCKETS, fieldsOf, parseKey, type What } from './buckets.js'
 import { holdValue, outOfShapeJson, StoredEntry } from './entry.js'
 import { ProvisionerError } from './errors.js'
 import { SortedKeys } from './sorted-keys.js'
@@ -47,20 +47,7 @@ export class Contents {
   /** Keyed by the positions arrays of INDEXES themselves. */
   private readonly indexes = new Map<readonly number[], Map<string, SortedKeys>>()
 
-  /** Field positions whose values repeat across keys (nodes, modules, kinds): held once each. */
-  private readonly interned: number[]
-  private readonly names = new Map<string, string>()
-
-  constructor (readonly what: What, readonly created: string) {
-    this.interned = INDEXES[what].filter((p) => p.length === 1).map((p) => p[0] as number)
-  }
-
-  private intern (value: string): string {
-    const held = this.names.get(value)
-    if (held !== undefined) return held
-    this.names.set(value, value)
-    return value
-  }
+  constructor (readonly what: What, readonly created: string) {}
 
   get indexed (): boolean {
     return this.all !== undefined
@@ -76,7 +63,7 @@ export class Contents {
     // keeps them, and only a new or a removed key touches the indexes.
     const old = this.entries.get(key)
     if (old !== undefined) {
-      if (put) this.entries.set(key, new StoredEntry(this.what, key, old.fields, revision, holdValue(e.value), e.created.getTime()))
+      if (put) this.entries.set(key, new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime()))
       else this.removeEntry(old)
       return
     }
@@ -92,9 +79,7 @@ export class Contents {
       if (this.indexed) this.oddKeys.add(key)
       return
     }
-    const fields = parsed.values
-    for (const p of this.interned) fields[p] = this.intern(fields[p] as string)
-    const entry = new StoredEntry(this.what, key, fields, revision, holdValue(e.value), e.created.getTime())
+    const entry = new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime())
     this.entries.set(key, entry)
     if (this.indexed) this.index(entry, (set) => set.add(key))
   }
@@ -111,9 +96,10 @@ export class Contents {
 
   private index (entry: StoredEntry, change: (set: SortedKeys) => void): void {
     change(this.all as SortedKeys)
+    const fields = entry.fields
     for (const positions of INDEXES[this.what]) {
       const byValue = this.indexes.get(positions) as Map<string, SortedKeys>
-      const value = indexValue(entry.fields, positions)
+      const value = indexValue(fields, positions)
       let set = byValue.get(value)
       if (!set) byValue.set(value, (set = new SortedKeys()))
       change(set)
@@ -124,13 +110,13 @@ export class Contents {
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
   buildIndexes (): void {
     const sorted = [...this.entries.keys()].sort()
-    // One map lookup per key for all indexes: at 300k keys the load's last step is on the clock.
-    const fieldsOf = sorted.map((key) => (this.entries.get(key) as StoredEntry).fields)
+    // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
+    const fields = sorted.map((key) => fieldsOf(this.what, key))
     for (const positions of INDEXES[this.what]) {
       const lists = new Map<string, string[]>()
       for (let i = 0; i < sorted.length; i++) {
         const key = sorted[i] as string
-        const value = indexValue(fieldsOf[i] as string[], positions)
+        const value = indexValue(fields[i] as string[], positions)
         const list = lists.get(value)
         if (list) list.push(key)
         else lists.set(value, [key])
