@@ -99,11 +99,17 @@ describe('delete and purge markers', () => {
 })
 
 describe('buckets deleted and re-created while the service runs', () => {
-  test('a client bucket: 503 naming it while it is gone, then the new contents only', async () => {
+  test('a client bucket: said stale at first (a cluster electing a leader says "not found" too), 503 naming it once it stays gone, then the new contents only', async () => {
+    const before = await ask({ what: 'needs' })
     const jsm = await admin.jetstreamManager()
+    const deleted = Date.now()
     await jsm.streams.delete(`KV_${BUCKETS.needs}`)
+    const doubted = await until(async () => { const r = await ask({ what: 'needs' }); return r.code !== 200 || r.body.stale ? r : undefined }, 10_000, 'the deleted bucket noticed')
+    expect(doubted.code).toBe(200)
+    expect(doubted.body).toEqual({ ...before.body, stale: true })
     const gone = await until(async () => { const r = await ask({ what: 'needs' }); return r.code === 503 ? r : undefined }, 10_000, '503 for the deleted bucket')
-    expect(gone.body.error.message).toContain(BUCKETS.needs)
+    expect(Date.now() - deleted).toBeGreaterThanOrEqual(3000)
+    expect(gone.body.error).toEqual({ code: 'BUCKET_MISSING', message: expect.stringContaining(`bucket ${BUCKETS.needs} does not exist`) })
     needs = await admin.jetstream().views.kv(BUCKETS.needs, { history: 1 })
     await needs.put('novox.grafana.port.3000', '{"wanted":3000}')
     const back = await until(async () => { const r = await ask({ what: 'needs' }); return r.code === 200 && r.body.total === 1 ? r : undefined }, 10_000, 'the re-created bucket served')

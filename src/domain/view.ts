@@ -159,6 +159,9 @@ function isNotFound (err: unknown): boolean {
   return e.api_error?.err_code === 10059 || e.code === '404' || /stream not found/i.test(e.message ?? '')
 }
 
+/** How long a live view must find no stream before it calls its bucket gone; a loaded cluster's election takes seconds. */
+const GONE_AFTER_MS = 3000
+
 export class BucketView {
   readonly what: What
   readonly bucket: string
@@ -172,8 +175,8 @@ export class BucketView {
   private contents: Contents | undefined
   /** The generation answers come from: the last whose snapshot was complete. */
   private serving: Contents | undefined
-  /** Looks in a row that found no stream; one is a doubt (a cluster electing a leader says so too), two are an answer. */
-  private notFound = 0
+  /** Since when looks have found no stream: a doubt at first, since a cluster electing a leader says so too. */
+  private missingSince: number | undefined
   private connected = true
   private catchingUp = false
   /** True while the stream holds revisions that a look ago were already there and the view has not seen. */
@@ -219,7 +222,7 @@ export class BucketView {
   }
 
   get stale (): boolean {
-    return !this.connected || this.catchingUp || this.lagging || this.notFound > 0 || this.serving !== this.contents
+    return !this.connected || this.catchingUp || this.lagging || this.missingSince !== undefined || this.serving !== this.contents
   }
 
   status (): ViewStatus {
@@ -264,12 +267,12 @@ export class BucketView {
         created = info.created
         lastSeq = info.state.last_seq
       } catch (err) {
-        if (isNotFound(err) && (++this.notFound > 1 || this.serving === undefined)) this.gone()
+        if (isNotFound(err)) this.notFound()
         else this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; looking again')
         await this.pause(this.retryMs)
         continue
       }
-      this.notFound = 0
+      this.missingSince = undefined
       const c = this.contents
       const reload = c === undefined || !c.indexed ? undefined : c.created !== created ? 'was re-created' : lastSeq < c.revision ? `ends at revision ${lastSeq}, before the ${c.revision} already seen` : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
@@ -317,11 +320,19 @@ export class BucketView {
     }
   }
 
+  private notFound (): void {
+    if (this.serving !== undefined && this.missingSince === undefined) {
+      this.log.warn({ bucket: this.bucket }, 'bucket not found; answering from what is held, as stale, until it is found again or has been missing %d ms', GONE_AFTER_MS)
+    }
+    this.missingSince ??= Date.now()
+    if (this.serving === undefined || Date.now() - this.missingSince >= GONE_AFTER_MS) this.gone()
+  }
+
   private gone (): void {
     if (this.state !== 'absent') this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
     this.state = 'absent'
     this.contents = this.serving = undefined
-    this.notFound = 0
+    this.missingSince = undefined
   }
 
   /**
