@@ -159,6 +159,13 @@ function isNotFound (err: unknown): boolean {
   return e.api_error?.err_code === 10059 || e.code === '404' || /stream not found/i.test(e.message ?? '')
 }
 
+/** Why a complete generation cannot be resumed from the stream as it is now, if it cannot. */
+function whyReload (c: Contents, created: string, lastSeq: number): string | undefined {
+  if (c.created !== created) return 'was re-created'
+  if (lastSeq < c.revision) return `ends at revision ${lastSeq}, before the ${c.revision} already seen`
+  return undefined
+}
+
 /** How long a live view must find no stream before it calls its bucket gone; a loaded cluster's election takes seconds. */
 const GONE_AFTER_MS = 3000
 
@@ -274,9 +281,9 @@ export class BucketView {
       }
       this.missingSince = undefined
       const c = this.contents
-      const reload = c === undefined || !c.indexed ? undefined : c.created !== created ? 'was re-created' : lastSeq < c.revision ? `ends at revision ${lastSeq}, before the ${c.revision} already seen` : undefined
+      const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
-      const resume = c !== undefined && c.indexed && reload === undefined
+      const resume = c?.indexed === true && reload === undefined
       if (!resume) {
         this.contents = new Contents(this.what, created)
         if (!this.serving) this.state = 'loading'
