@@ -135,7 +135,8 @@ describe('buckets deleted and re-created while the service runs', () => {
     await until(() => seen.at(-1) === 'novox.grafana.port.3001 stale=false', 10_000, 'the new bucket served')
     state.going = false
     await asking
-    expect(seen.filter((s) => !/^novox\.grafana\.port\.300[01] stale=(true|false)$/.test(s))).toEqual([])
+    // No entries at all is an answer too: the new bucket read before the put reached it.
+    expect(seen.filter((s) => !/^(novox\.grafana\.port\.300[01])? stale=(true|false)$/.test(s))).toEqual([])
   })
 
   test('the registry bucket: the writer creates it again, writes every kind, and the answers follow the new one', async () => {
