@@ -2,7 +2,7 @@
 // given all three URLs, keeps answering the verb while one server is killed and restarted, never
 // answers with an error, and sees the writes made meanwhile.
 
-import type { KV, NatsConnection } from 'nats'
+import type { JetStreamManager, KV, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createClientBuckets } from '../scripts/sample-mesh.js'
 import { BUCKETS } from '../src/domain/buckets.js'
@@ -14,6 +14,7 @@ const servers: NatsServer[] = []
 let admin: NatsConnection
 let running: Running
 let needs: KV
+let jsm: JetStreamManager
 
 beforeAll(async () => {
   const ports = await Promise.all([0, 1, 2].map(async () => ({ client: await freePort(), route: await freePort() })))
@@ -37,7 +38,7 @@ beforeAll(async () => {
   running = await startTestService(servers[0]!, { NATS_URL: urls.join(','), REGISTRY_REPLICAS: '3' })
   await untilReady(running, 30_000)
   await until(() => running.writer.last?.ok, 30_000, 'the registry written with three replicas')
-  const jsm = await admin.jetstreamManager()
+  jsm = await admin.jetstreamManager()
   for (const bucket of Object.values(BUCKETS)) expect((await jsm.streams.info(`KV_${bucket}`)).config.num_replicas).toBe(3)
 }, 90_000)
 
@@ -80,7 +81,7 @@ function askContinuously (): { stop: () => Promise<Tally> } {
  * killing another then leaves a stream without a quorum (CI saw 20 s of 503 on writes).
  */
 async function healthy (): Promise<void> {
-  const jsm = await admin.jetstreamManager()
+  // Made once in beforeAll: making it asks JetStream, which may not answer in time right after a restart.
   await until(async () => {
     for (const bucket of Object.values(BUCKETS)) {
       const { cluster } = await jsm.streams.info(`KV_${bucket}`)
@@ -105,7 +106,7 @@ describe('one of three servers killed and restarted', () => {
     await until(async () => await needs.put('ace.gitea.secret.while-down', '{"during":true}'), 45_000, 'a write while a server is down')
     await seen('ace.gitea.secret.while-down')
     await victim.restart()
-    await needs.put('ace.gitea.secret.after-restart', '{"after":true}')
+    await until(async () => await needs.put('ace.gitea.secret.after-restart', '{"after":true}'), 45_000, 'a write after the restart')
     await seen('ace.gitea.secret.after-restart')
     const tally = await asking.stop()
     expect(tally.errors).toEqual([])
@@ -124,7 +125,7 @@ describe('one of three servers killed and restarted', () => {
     await seen('ace.gitea.secret.owner-down')
     expect(running.nc.getServer()).not.toBe(connectedTo)
     await victim.restart()
-    await needs.put('ace.gitea.secret.owner-back', '{"after":true}')
+    await until(async () => await needs.put('ace.gitea.secret.owner-back', '{"after":true}'), 45_000, 'a write after the restart')
     await seen('ace.gitea.secret.owner-back')
     const tally = await asking.stop()
     expect(tally.errors).toEqual([])
