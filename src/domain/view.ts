@@ -177,7 +177,8 @@ export class BucketView {
   private readonly log: Logger
   private readonly retryMs: number
   private readonly checkMs: number
-  private state: ViewState = 'starting'
+  /** Set when looks find no bucket; cleared when one is found. */
+  private absent = false
   /** The generation being followed. */
   private contents: Contents | undefined
   /** The generation answers come from: the last whose snapshot was complete. */
@@ -226,6 +227,13 @@ export class BucketView {
   restart (): void {
     this.watch?.stop()
     this.wake?.()
+  }
+
+  /** Follows from what the view holds: answers come from `serving` exactly when it is live. */
+  private get state (): ViewState {
+    if (this.serving) return 'live'
+    if (this.absent) return 'absent'
+    return this.contents ? 'loading' : 'starting'
   }
 
   get stale (): boolean {
@@ -280,14 +288,12 @@ export class BucketView {
         continue
       }
       this.missingSince = undefined
+      this.absent = false
       const c = this.contents
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      if (!resume) {
-        this.contents = new Contents(this.what, created)
-        if (!this.serving) this.state = 'loading'
-      }
+      if (!resume) this.contents = new Contents(this.what, created)
       await this.follow(resume ? (c as Contents).revision + 1 : undefined)
       await this.pause(this.stopped ? 0 : 50)
     }
@@ -300,7 +306,6 @@ export class BucketView {
     const ready = (): void => {
       if (!contents.indexed) contents.buildIndexes()
       this.serving = contents
-      this.state = 'live'
       this.catchingUp = false
       this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
     }
@@ -336,8 +341,8 @@ export class BucketView {
   }
 
   private gone (): void {
-    if (this.state !== 'absent') this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
-    this.state = 'absent'
+    if (!this.absent) this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
+    this.absent = true
     this.contents = this.serving = undefined
     this.missingSince = undefined
   }
