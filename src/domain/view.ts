@@ -67,8 +67,9 @@ export class Contents {
       else this.removeEntry(old)
       return
     }
-    if (this.outOfShape.size > 0 && this.outOfShape.has(key)) {
-      if (put) this.putOutOfShape(key, revision, (this.outOfShape.get(key) as OutOfShapeEntry).reason)
+    const odd = this.outOfShape.get(key)
+    if (odd !== undefined) {
+      if (put) this.putOutOfShape(key, revision, odd.reason)
       else if (this.outOfShape.delete(key) && this.indexed) this.oddKeys.delete(key)
       return
     }
