@@ -1,15 +1,14 @@
 // The answer document built from contents (no NATS here: entries are applied as a watch would).
 
 import { describe, expect, test } from 'vitest'
-import type { KvEntry } from 'nats'
 import { keyOf, type What } from './buckets.js'
 import { createProvisioning } from './provisioning.js'
-import { Contents } from './view.js'
+import { Contents, type Change } from './contents.js'
 import type { Views } from './views.js'
 
 let revision = 0
-function put (c: Contents, key: string, value: string | Uint8Array, operation: 'PUT' | 'DEL' | 'PURGE' = 'PUT'): void {
-  c.apply({ key, value: typeof value === 'string' ? new TextEncoder().encode(value) : value, revision: ++revision, created: new Date(Date.UTC(2026, 10, 29, 9, 40)), operation, bucket: 'b', delta: 0, length: 0 } as unknown as KvEntry)
+function put (c: Contents, key: string, value: string | Uint8Array, operation: Change['operation'] = 'PUT'): void {
+  c.apply({ key, value: typeof value === 'string' ? new TextEncoder().encode(value) : value, revision: ++revision, created: new Date(Date.UTC(2026, 10, 29, 9, 40)), operation })
 }
 
 function provisioningOver (what: What, contents: Contents, stale = false) {

@@ -6,7 +6,7 @@ import { BUCKETS, FIELDS, tokenOf, type What } from './buckets.js'
 import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
 import { entryHead, type StoredEntry } from './entry.js'
-import type { Contents } from './view.js'
+import type { Contents } from './contents.js'
 import type { Views } from './views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
