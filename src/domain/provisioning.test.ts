@@ -37,7 +37,7 @@ describe('needs', () => {
   const p = provisioningOver('needs', c)
 
   test('the answer document, sorted by key, with every field', () => {
-    const a = parse(p.needs({ filter: { node: 'n1', module: 'gitea' } }).json)
+    const a = parse(p.ask({ what: 'needs', filter: { node: 'n1', module: 'gitea' } }).json)
     expect(a).toMatchObject({ what: 'needs', bucket: 'mesh-provisioner_needs', revision: last, total: 4, stale: false })
     expect(a.entries.map((e) => e['key'])).toEqual(['n1.gitea.bin.x', 'n1.gitea.port.x', 'n1.gitea.secret.x', 'n1.gitea.text.x'])
     expect(a.entries[1]).toEqual({ key: 'n1.gitea.port.x', node: 'n1', module: 'gitea', kind: 'port', name: 'x', value: { n: 'n1' }, revision: expect.any(Number), updated: '2026-11-29T09:40:00.000Z' })
@@ -49,31 +49,31 @@ describe('needs', () => {
   })
 
   test('sorting is by the key text: n1-b sorts before n1.', () => {
-    const a = parse(p.needs({ filter: { kind: 'secret' } }).json)
+    const a = parse(p.ask({ what: 'needs', filter: { kind: 'secret' } }).json)
     expect(a.entries.map((e) => e['key'])).toEqual(['n1-b.gitea.secret.x', 'n1-b.mail.secret.x', 'n1.gitea.secret.x', 'n2.gitea.secret.x', 'n2.mail.secret.x'])
   })
 
   test('deleted keys are not entries', () => {
-    expect(parse(p.needs({ filter: { node: 'n1', module: 'mail' } }).json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.x'])
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'n1', module: 'mail' } }).json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.x'])
   })
 
   test('out-of-shape keys are listed unless a token they have contradicts the filter', () => {
-    const keys = (filter: Record<string, string>) => parse(p.needs({ filter }).json).outOfShape.map((o) => o['key'])
+    const keys = (filter: Record<string, string>) => parse(p.ask({ what: 'needs', filter }).json).outOfShape.map((o) => o['key'])
     expect(keys({})).toEqual(['n1.gitea', 'n2.mail.secret'])
     expect(keys({ node: 'n1' })).toEqual(['n1.gitea'])
     expect(keys({ node: 'n2', kind: 'secret' })).toEqual(['n2.mail.secret'])
     expect(keys({ node: 'n1', kind: 'secret' })).toEqual(['n1.gitea'])
     expect(keys({ module: 'mail' })).toEqual(['n2.mail.secret'])
-    expect(parse(p.needs({ filter: {} }).json).outOfShape[0]).toEqual({ key: 'n1.gitea', revision: expect.any(Number), reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' })
+    expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape[0]).toEqual({ key: 'n1.gitea', revision: expect.any(Number), reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' })
   })
 
   test('limit cuts and next continues, every key exactly once', () => {
     for (const filter of [{}, { kind: 'secret' }, { node: 'n1' }, { node: 'n1', kind: 'port' }] as Array<Record<string, string>>) {
-      const all = parse(p.needs({ filter }).json).entries.map((e) => e['key'])
+      const all = parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
       const seen: unknown[] = []
       let after: string | undefined
       for (let page = 0; page < 20; page++) {
-        const a = parse(p.needs({ filter, limit: 2, ...(after === undefined ? {} : { after }) }).json)
+        const a = parse(p.ask({ what: 'needs', filter, limit: 2, ...(after === undefined ? {} : { after }) }).json)
         expect(a.total).toBe(all.length)
         seen.push(...a.entries.map((e) => e['key']))
         if (!a.cut) break
@@ -86,11 +86,11 @@ describe('needs', () => {
 
   test('an answer never exceeds maxBytes: it is cut for payload and pages to the end', () => {
     const maxBytes = 1500
-    const all = parse(p.needs({ filter: {} }).json).entries.map((e) => e['key'])
+    const all = parse(p.ask({ what: 'needs', filter: {} }).json).entries.map((e) => e['key'])
     const seen: unknown[] = []
     let after: string | undefined
     for (let page = 0; page < 50; page++) {
-      const answer = p.needs({ filter: {}, ...(after === undefined ? {} : { after }) }, { maxBytes })
+      const answer = p.ask({ what: 'needs', filter: {}, ...(after === undefined ? {} : { after }) }, { maxBytes })
       expect(Buffer.byteLength(answer.json)).toBeLessThanOrEqual(maxBytes)
       const a = parse(answer.json)
       seen.push(...a.entries.map((e) => e['key']))
@@ -103,7 +103,7 @@ describe('needs', () => {
   })
 
   test('stale is said', () => {
-    expect(parse(provisioningOver('needs', c, true).needs({ filter: {} }).json).stale).toBe(true)
+    expect(parse(provisioningOver('needs', c, true).ask({ what: 'needs', filter: {} }).json).stale).toBe(true)
   })
 })
 
@@ -117,12 +117,12 @@ describe('collect', () => {
   const p = provisioningOver('collect', c)
 
   test('narrowed by the decoded collection name and the contributor', () => {
-    const a = parse(p.collect({ filter: { collection: 'shell:zsh:normal', contributor: 'gitea' } }).json)
+    const a = parse(p.ask({ what: 'collect', filter: { collection: 'shell:zsh:normal', contributor: 'gitea' } }).json)
     expect(a.entries).toEqual([{ key: 'n1.shell=3Azsh=3Anormal.gitea', node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea', value: {}, revision: expect.any(Number), updated: expect.any(String) }])
     // Its collection token "shell=3azsh" is not how shell:zsh:normal is written: a contradiction.
     expect(a.outOfShape).toEqual([])
-    expect(parse(p.collect({ filter: { contributor: 'gitea' } }).json).outOfShape.map((o) => o['key'])).toEqual(['n1.shell=3azsh.gitea'])
-    expect(parse(p.collect({ filter: { contributor: 'mail' } }).json).outOfShape).toEqual([])
+    expect(parse(p.ask({ what: 'collect', filter: { contributor: 'gitea' } }).json).outOfShape.map((o) => o['key'])).toEqual(['n1.shell=3azsh.gitea'])
+    expect(parse(p.ask({ what: 'collect', filter: { contributor: 'mail' } }).json).outOfShape).toEqual([])
   })
 })
 
@@ -133,28 +133,28 @@ describe('changes after the snapshot', () => {
   put(c, 'n1.gitea.odd', '{}')
   c.buildIndexes()
   const p = provisioningOver('needs', c)
-  const keysOf = (filter: Record<string, string>): unknown[] => parse(p.needs({ filter }).json).entries.map((e) => e['key'])
+  const keysOf = (filter: Record<string, string>): unknown[] => parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
 
   test('an update replaces the value and keeps the key in every index it was in', () => {
     put(c, key, '{"v":2}')
     for (const filter of [{}, { node: 'n1' }, { module: 'gitea' }, { kind: 'secret' }, { node: 'n1', module: 'gitea' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) {
       expect(keysOf(filter)).toContain(key)
     }
-    expect(parse(p.needs({ filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
+    expect(parse(p.ask({ what: 'needs', filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
   })
 
   test('a delete takes the key out of every index, and a put brings it back', () => {
     put(c, key, '', 'DEL')
     for (const filter of [{}, { node: 'n1' }, { kind: 'secret' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) expect(keysOf(filter)).not.toContain(key)
     put(c, key, '{"v":3}')
-    expect(parse(p.needs({ filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
   })
 
   test('an out-of-shape key is updated and deleted in place', () => {
     put(c, 'n1.gitea.odd', 'not json')
-    expect(parse(p.needs({ filter: {} }).json).outOfShape).toEqual([expect.objectContaining({ key: 'n1.gitea.odd', revision })])
+    expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape).toEqual([expect.objectContaining({ key: 'n1.gitea.odd', revision })])
     put(c, 'n1.gitea.odd', '', 'PURGE')
-    expect(parse(p.needs({ filter: {} }).json).outOfShape).toEqual([])
+    expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape).toEqual([])
   })
 })
 
@@ -164,7 +164,7 @@ test('a value that is not UTF-8 is held as a copy of its bytes until it is answe
   put(c, 'n1.bin', bytes)
   c.buildIndexes()
   bytes[0] = 0x41
-  expect(parse(provisioningOver('applied', c).applied({ filter: {} }).json).entries[0]).toMatchObject({ rawBase64: Buffer.from([0xff, 0x01]).toString('base64') })
+  expect(parse(provisioningOver('applied', c).ask({ what: 'applied', filter: {} }).json).entries[0]).toMatchObject({ rawBase64: Buffer.from([0xff, 0x01]).toString('base64') })
 })
 
 describe('an entry larger than an answer may carry', () => {
@@ -173,7 +173,7 @@ describe('an entry larger than an answer may carry', () => {
     put(c, 'n1.big', JSON.stringify({ blob: 'x'.repeat(5000) }))
     put(c, 'n1.small', '{}')
     c.buildIndexes()
-    const a = parse(provisioningOver('applied', c).applied({ filter: {} }, { maxBytes: 2000 }).json)
+    const a = parse(provisioningOver('applied', c).ask({ what: 'applied', filter: {} }, { maxBytes: 2000 }).json)
     expect(a.entries[0]).toMatchObject({ key: 'n1.big', node: 'n1', module: 'big', problem: expect.stringMatching(/more than one answer here may carry/) })
     expect(a.entries[0]).not.toHaveProperty('value')
     expect(a.entries[1]).toMatchObject({ key: 'n1.small', value: {} })
@@ -184,7 +184,7 @@ test('out-of-shape keys beyond what fits are counted', () => {
   const c = new Contents('registry', 'now')
   for (let i = 0; i < 1200; i++) put(c, `odd.${i}`, '{}')
   c.buildIndexes()
-  const a = parse(provisioningOver('registry', c).registry({ filter: {} }).json)
+  const a = parse(provisioningOver('registry', c).ask({ what: 'registry', filter: {} }).json)
   expect(a.outOfShape).toHaveLength(1000)
   expect(a.outOfShapeOmitted).toBe(200)
 })
@@ -195,12 +195,12 @@ test('a repeated question is answered from the last build until the bucket moves
   c.buildIndexes()
   const view = { read: () => c, stale: false }
   const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
-  const first = p.applied({ filter: { node: 'n1' } })
-  expect(p.applied({ filter: { node: 'n1' } })).toBe(first)
-  expect(p.applied({ filter: { node: 'n1' }, limit: 1 })).not.toBe(first)
+  const first = p.ask({ what: 'applied', filter: { node: 'n1' } })
+  expect(p.ask({ what: 'applied', filter: { node: 'n1' } })).toBe(first)
+  expect(p.ask({ what: 'applied', filter: { node: 'n1' }, limit: 1 })).not.toBe(first)
   put(c, 'n1.b', '{}')
-  const moved = p.applied({ filter: { node: 'n1' } })
+  const moved = p.ask({ what: 'applied', filter: { node: 'n1' } })
   expect(parse(moved.json).entries.map((e) => e['key'])).toEqual(['n1.a', 'n1.b'])
   view.stale = true
-  expect(parse(p.applied({ filter: { node: 'n1' } }).json).stale).toBe(true)
+  expect(parse(p.ask({ what: 'applied', filter: { node: 'n1' } }).json).stale).toBe(true)
 })

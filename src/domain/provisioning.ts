@@ -1,4 +1,4 @@
-// One function per question: the answer document of SPEC §4, built from a view's ready JSON,
+// The answer to a question: the answer document of SPEC §4, built from a view's ready JSON,
 // narrowed, paged and cut to fit. Both transports answer with exactly these bytes.
 
 import { AnswerCache } from './answer-cache.js'
@@ -28,13 +28,14 @@ export interface AskOptions {
 const FRAME = 512
 /** Out-of-shape keys listed in one answer at the most; more are counted in outOfShapeOmitted. */
 const OUT_OF_SHAPE_MAX = 1000
+/**
+ * The share of an answer's room its out-of-shape list may take: every answer about the bucket lists
+ * them, and they must not crowd out the entries asked for.
+ */
+const OUT_OF_SHAPE_SHARE = 0.25
 
 export interface Provisioning {
   ask (query: Query, opts?: AskOptions): Answer
-  registry (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
-  needs (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
-  applied (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
-  collect (query: Omit<Query, 'what'>, opts?: AskOptions): Answer
   /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
   entry (what: What, key: string): { json: string, version: string }
   /**
@@ -103,7 +104,7 @@ export function createProvisioning (views: Views): Provisioning {
       return true
     }
 
-    const odd = outOfShapePart(contents, what, filter, budget / 4)
+    const odd = outOfShapePart(contents, what, filter, budget * OUT_OF_SHAPE_SHARE)
     const { set, exact } = contents.candidates(positions)
     const taken: string[] = []
     let used = odd.bytes
@@ -147,14 +148,8 @@ export function createProvisioning (views: Views): Provisioning {
     return { json: `${json}}`, version }
   }
 
-  const narrowed = (what: What) => (query: Omit<Query, 'what'>, opts?: AskOptions) => ask({ ...query, what }, opts)
-
   return {
     ask,
-    registry: narrowed('registry'),
-    needs: narrowed('needs'),
-    applied: narrowed('applied'),
-    collect: narrowed('collect'),
     entry (what, key) {
       const view = views.byWhat[what]
       const contents = view.read()

@@ -1,4 +1,4 @@
-// Builds the REST gateway from its dependencies; never listens (main does).
+// Builds the REST gateway from its dependencies; never listens (startService does).
 
 import cors from '@fastify/cors'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
