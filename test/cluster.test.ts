@@ -54,6 +54,7 @@ function askContinuously (): { tally: Readonly<Tally>, stop: () => Promise<Tally
         tally.unanswered++
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
+      // A module's pace, not a wait for a condition: it leaves the two cores to the servers under test.
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
   })()
