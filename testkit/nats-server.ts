@@ -46,10 +46,7 @@ export class NatsServer {
   private proc: ChildProcess | undefined
   private exited: Promise<void> | undefined
   log = ''
-  /** Client port: 0 until the first start has read it from the ports file, then kept across restarts. */
-  port = 0
-  /** Cluster (route) port, when the server is in a cluster; kept across restarts like `port`. */
-  clusterPort: number | undefined
+  private ports: { client: number, cluster?: number } = { client: 0 }
   private cluster: { name: string, jetstream: boolean, routes: number[] } | undefined
 
   private constructor (readonly dir: string, private readonly opts: NatsServerOptions) {}
@@ -78,6 +75,16 @@ export class NatsServer {
     for (const s of servers) s.cluster = { name: 'mesh', jetstream: true, routes: servers.filter((o) => o !== s).map((o) => o.clusterPort as number) }
     await Promise.all(servers.map(async (s) => await s.launch()))
     return servers
+  }
+
+  /** The client port the server picked at its first start; a restart asks for it again. */
+  get port (): number {
+    return this.ports.client
+  }
+
+  /** The cluster (route) port, when the server is in a cluster; kept across restarts like `port`. */
+  get clusterPort (): number | undefined {
+    return this.ports.cluster
   }
 
   get url (): string {
@@ -143,8 +150,7 @@ export class NatsServer {
       proc.once('error', (err) => reject(new Error(`could not start ${natsServerBin()}: ${err.message}; install Debian's nats-server package or set NATS_SERVER_BIN`)))
     })
     const ports = await this.portsFile(proc.pid as number)
-    this.port = portOf(ports.nats?.[0]) ?? 0
-    this.clusterPort = portOf(ports.cluster?.[0])
+    this.ports = { client: portOf(ports.nats?.[0]) ?? 0, cluster: portOf(ports.cluster?.[0]) }
   }
 
   /** Waits for the ports file the server writes once it listens (`<binary>_<pid>.ports`), and reads it. */
