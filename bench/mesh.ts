@@ -3,7 +3,7 @@
 
 import type { NatsConnection } from 'nats'
 import { BUCKETS, keyOf } from '../src/domain/buckets.js'
-import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { createClientBuckets } from '../testkit/sample-mesh.js'
 
 export const MODULES = ['gitea', 'keycloak', 'route-proxy', 'claude-code', 'mesh-build-node', 'postgres', 'node-tools', 'wireguard', 'mail', 'grafana',
   'prometheus', 'step-ca', 'loki', 'minio', 'nextcloud', 'vaultwarden', 'jellyfin', 'matrix', 'ntfy', 'restic']

@@ -59,6 +59,8 @@ async function service (): Promise<void> {
 
 async function floor (): Promise<void> {
   onMessage(async (msg) => {
+    // Without its own answer to stop, the floor ran until the bench's 10 s SIGKILL at every run's end.
+    if (msg.type === 'stop') process.exit(0)
     if (msg.type !== 'floor') return
     const app = Fastify()
     app.get('/floor', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(msg.body))

@@ -8,8 +8,8 @@ import { pino } from 'pino'
 import { loadConfig } from '../src/config.js'
 import { startService } from '../src/service.js'
 import { VERSION } from '../src/version.js'
-import { NatsServer, natsServerBin } from '../test/support/nats-server.js'
-import { seedSampleMesh } from './sample-mesh.js'
+import { NatsServer, natsServerBin } from '../testkit/nats-server.js'
+import { seedSampleMesh } from '../testkit/sample-mesh.js'
 
 if (process.env['NATS_URL'] !== undefined) {
   await import('../src/main.js')

@@ -5,19 +5,20 @@ import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
-import { startSeeded, type Seeded } from './support/service.js'
+import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
 const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
 const present = existsSync(CHROMIUM)
 if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
 
 describe.skipIf(!present)('the Swagger page in Chromium', () => {
+  const fx = suiteFixture()
   let seeded: Seeded
   let running: Running
   let browser: Browser
 
   beforeAll(async () => {
-    seeded = await startSeeded()
+    seeded = await startSeeded(fx)
     running = seeded.running
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -27,7 +28,6 @@ describe.skipIf(!present)('the Swagger page in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close()
-    await seeded?.stop()
   })
 
   it('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {

@@ -2,24 +2,19 @@
 // when its watch ended must not touch the watch that follows.
 
 import type { JetStreamManager, NatsConnection } from 'nats'
-import { afterAll, beforeAll, expect, test, vi } from 'vitest'
+import { beforeAll, expect, test, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/buckets.js'
 import { BucketFollower } from '../src/domain/bucket-follower.js'
 import type { Logger } from '../src/domain/logger.js'
-import { NatsServer } from './support/nats-server.js'
+import { suiteFixture } from './support/service.js'
 
-let server: NatsServer
+const fx = suiteFixture()
 let nc: NatsConnection
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
+  nc = await fx.admin(await fx.server())
   const kv = await nc.jetstream().views.kv(BUCKETS.applied)
   await kv.put('n1.gitea', '{}')
-})
-afterAll(async () => {
-  await nc?.close()
-  await server?.dispose()
 })
 
 /** A logger that keeps every message (and warnings with their fields), to count the watches started. */

@@ -2,24 +2,23 @@
 // error body, logged once and counted; the verb goes on answering.
 
 import { pino } from 'pino'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import type { NatsConnection } from 'nats'
 import { startBus, type Bus } from '../src/bus/service.js'
 import type { Provisioning } from '../src/domain/provisioning.js'
 import type { Views } from '../src/domain/views.js'
 import { createMetrics } from '../src/metrics.js'
-import { NatsServer } from './support/nats-server.js'
+import { suiteFixture } from './support/service.js'
 import { askVerb } from './support/verb.js'
 
-let server: NatsServer
+const fx = suiteFixture()
 let nc: NatsConnection
 let bus: Bus
 const lines: string[] = []
 const metrics = createMetrics(() => ({ status: () => ({}), connected: () => true }) as unknown as Views, false)
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
+  nc = await fx.admin(await fx.server())
   let calls = 0
   const flaky = {
     ask: () => {
@@ -29,11 +28,7 @@ beforeAll(async () => {
   } as unknown as Provisioning
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   bus = await startBus({ nc, provisioning: flaky, subject: 'mesh-provisioner.provisioning', version: '0.0.0-test', log, metrics })
-})
-afterAll(async () => {
-  await bus?.stop()
-  await nc?.close()
-  await server?.dispose()
+  fx.defer(async () => await bus.stop())
 })
 
 it('answers 500 with the error body, logs and counts it, and answers the next request', async () => {

@@ -3,29 +3,23 @@
 // registry) deleted and re-created. Every answer stays correct and says what it could not read.
 
 import type { KV, NatsConnection } from 'nats'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
+import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { BUCKETS } from '../src/domain/buckets.js'
 import type { Running } from '../src/service.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
+import { suiteFixture, untilReady, untilWritten } from './support/service.js'
 
-let server: NatsServer
+const fx = suiteFixture()
 let admin: NatsConnection
 let running: Running
 let needs: KV
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  admin = await server.connect()
+  const server = await fx.server()
+  admin = await fx.admin(server)
   needs = (await createClientBuckets(admin)).needs
-  running = await startTestService(server, { REGISTRY_INTERVAL: '1s' })
+  running = await fx.service(server, { REGISTRY_INTERVAL: '1s' })
   await untilReady(running)
-})
-afterAll(async () => {
-  await running?.stop()
-  await admin?.close()
-  await server?.dispose()
 })
 
 interface Reply { code: number, body: any, bytes: number }
@@ -38,7 +32,7 @@ async function ask (request: unknown): Promise<Reply> {
 /** Waits until the service's needs view has caught up with the bucket's last write. */
 async function caughtUp (kv: KV = needs): Promise<void> {
   const last = (await kv.status()).streamInfo.state.last_seq
-  await until(() => running.views.status().needs.revision >= last, 10_000, `the needs view at revision ${last}`)
+  await expect.poll(() => running.views.status().needs.revision, { timeout: 10_000 }).toBeGreaterThanOrEqual(last)
 }
 
 describe('values', () => {
@@ -104,15 +98,28 @@ describe('buckets deleted and re-created while the service runs', () => {
     const jsm = await admin.jetstreamManager()
     const deleted = Date.now()
     await jsm.streams.delete(`KV_${BUCKETS.needs}`)
-    const doubted = await until(async () => { const r = await ask({ what: 'needs' }); return r.code !== 200 || r.body.stale ? r : undefined }, 10_000, 'the deleted bucket noticed')
+    const doubted = await vi.waitFor(async () => {
+      const r = await ask({ what: 'needs' })
+      expect(r.code !== 200 || r.body.stale, 'the deleted bucket noticed').toBe(true)
+      return r
+    }, { timeout: 10_000, interval: 50 })
     expect(doubted.code).toBe(200)
     expect(doubted.body).toEqual({ ...before.body, stale: true })
-    const gone = await until(async () => { const r = await ask({ what: 'needs' }); return r.code === 503 ? r : undefined }, 10_000, '503 for the deleted bucket')
+    const gone = await vi.waitFor(async () => {
+      const r = await ask({ what: 'needs' })
+      expect(r.code, '503 for the deleted bucket').toBe(503)
+      return r
+    }, { timeout: 10_000, interval: 50 })
+    // A lower bound only: a busy machine makes it later, never sooner.
     expect(Date.now() - deleted).toBeGreaterThanOrEqual(3000)
     expect(gone.body.error).toEqual({ code: 'BUCKET_MISSING', message: expect.stringContaining(`bucket ${BUCKETS.needs} does not exist`) })
     needs = await admin.jetstream().views.kv(BUCKETS.needs, { history: 1 })
     await needs.put('novox.grafana.port.3000', '{"wanted":3000}')
-    const back = await until(async () => { const r = await ask({ what: 'needs' }); return r.code === 200 && r.body.total === 1 ? r : undefined }, 10_000, 'the re-created bucket served')
+    const back = await vi.waitFor(async () => {
+      const r = await ask({ what: 'needs' })
+      expect([r.code, r.body.total], 'the re-created bucket served').toEqual([200, 1])
+      return r
+    }, { timeout: 10_000, interval: 50 })
     expect(back.body.entries.map((e: { key: string }) => e.key)).toEqual(['novox.grafana.port.3000'])
     expect(back.body.outOfShape).toEqual([])
   })
@@ -132,7 +139,7 @@ describe('buckets deleted and re-created while the service runs', () => {
     await jsm.streams.delete(`KV_${BUCKETS.needs}`)
     needs = await admin.jetstream().views.kv(BUCKETS.needs, { history: 1 })
     await needs.put('novox.grafana.port.3001', '{"wanted":3001}')
-    await until(() => seen.at(-1) === 'novox.grafana.port.3001 stale=false', 10_000, 'the new bucket served')
+    await expect.poll(() => seen.at(-1), { timeout: 10_000 }).toBe('novox.grafana.port.3001 stale=false')
     state.going = false
     await asking
     // No entries at all is an answer too: the new bucket read before the put reached it.
@@ -140,18 +147,21 @@ describe('buckets deleted and re-created while the service runs', () => {
   })
 
   test('the registry bucket: the writer creates it again, writes every kind, and the answers follow the new one', async () => {
-    await until(() => running.writer.last?.ok, 10_000, 'a registry run')
+    await untilWritten(running)
     const jsm = await admin.jetstreamManager()
     const before = await jsm.streams.info(`KV_${BUCKETS.registry}`)
     await jsm.streams.delete(`KV_${BUCKETS.registry}`)
-    const after = await until(async () => {
+    const after = await vi.waitFor(async () => {
       const info = await jsm.streams.info(`KV_${BUCKETS.registry}`)
-      return info.created !== before.created && info.state.messages === 13 ? info : undefined
-    }, 20_000, 'the registry bucket created and written again')
-    const back = await until(async () => {
+      expect(info.created, 'the registry bucket created again').not.toBe(before.created)
+      expect(info.state.messages, 'and written again').toBe(13)
+      return info
+    }, { timeout: 20_000, interval: 100 })
+    const back = await vi.waitFor(async () => {
       const r = await ask({ what: 'registry' })
-      return r.code === 200 && r.body.revision === after.state.last_seq ? r : undefined
-    }, 20_000, 'answers from the new registry bucket')
+      expect([r.code, r.body.revision], 'answers from the new registry bucket').toEqual([200, after.state.last_seq])
+      return r
+    }, { timeout: 20_000, interval: 50 })
     expect(back.body.total).toBe(13)
   })
 })

@@ -6,23 +6,21 @@
 import fc from 'fast-check'
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
-import { afterAll, beforeAll, expect, test } from 'vitest'
+import { beforeAll, expect, test } from 'vitest'
 import { WHATS } from '../src/domain/buckets.js'
 import type { Running } from '../src/service.js'
-import { until, startSeeded, type Seeded } from './support/service.js'
+import { startSeeded, suiteFixture, untilWritten, type Seeded } from './support/service.js'
 
+const fx = suiteFixture()
 let seeded: Seeded
 let nc: NatsConnection
 let running: Running
 
 beforeAll(async () => {
-  seeded = await startSeeded()
+  seeded = await startSeeded(fx)
   nc = seeded.nc
   running = seeded.running
-  await until(() => running.writer.last?.ok, 10_000, 'the registry written')
-})
-afterAll(async () => {
-  await seeded?.stop()
+  await untilWritten(running)
 })
 
 const FIELDS = ['what', 'node', 'module', 'contributor', 'kind', 'collection', 'after', 'limit']

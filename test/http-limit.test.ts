@@ -2,31 +2,25 @@
 // at most 10000 (SPEC §5). The sample mesh is too small to show a default, so this suite writes more.
 
 import { request } from 'undici'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import type { NatsConnection } from 'nats'
 import type { Running } from '../src/service.js'
-import { createClientBuckets } from '../scripts/sample-mesh.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, untilReady } from './support/service.js'
+import { createClientBuckets } from '../testkit/sample-mesh.js'
+import { suiteFixture, untilReady } from './support/service.js'
 import { askVerb } from './support/verb.js'
 
 const KEYS = 1201
-let server: NatsServer
+const fx = suiteFixture()
 let nc: NatsConnection
 let running: Running
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
+  const server = await fx.server()
+  nc = await fx.admin(server)
   const { applied } = await createClientBuckets(nc)
   await Promise.all(Array.from({ length: KEYS }, async (_, i) => await applied.put(`n${i % 7}.m${i}`, '{}')))
-  running = await startTestService(server)
+  running = await fx.service(server)
   await untilReady(running)
-})
-afterAll(async () => {
-  await running?.stop()
-  await nc?.close()
-  await server?.dispose()
 })
 
 async function applied (query: string): Promise<{ status: number, body: any }> {

@@ -3,22 +3,19 @@
 
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
-import { startSeeded, type Seeded } from './support/service.js'
+import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
+const fx = suiteFixture()
 let seeded: Seeded
 let nc: NatsConnection
 let running: Running
 
 beforeAll(async () => {
-  seeded = await startSeeded({ config: 'max_payload: 8192' })
+  seeded = await startSeeded(fx, { config: 'max_payload: 8192' })
   nc = seeded.nc
   running = seeded.running
-})
-
-afterAll(async () => {
-  await seeded?.stop()
 })
 
 it('cuts /v1/needs where the verb cuts, and pages on from next', async () => {

@@ -3,11 +3,12 @@
 
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
+import type { NatsServer } from '../testkit/nats-server.js'
+import { killAndRestart, suiteFixture, untilReady } from './support/service.js'
 
+const fx = suiteFixture()
 let server: NatsServer
 let nc: NatsConnection
 let running: Running
@@ -18,20 +19,14 @@ async function get (path: string): Promise<{ status: number, body: string }> {
 }
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  nc = await server.connect()
+  server = await fx.server()
+  nc = await fx.admin(server)
   const js = nc.jetstream()
   // The clients have created needs and applied, not yet collect.
   await (await js.views.kv('mesh-provisioner_needs', { history: 1 })).put('ace.gitea.secret.db-password', '{}')
   await js.views.kv('mesh-provisioner_applied', { history: 1 })
-  running = await startTestService(server)
+  running = await fx.service(server)
   await untilReady(running)
-})
-
-afterAll(async () => {
-  await running?.stop()
-  await nc?.close()
-  await server?.dispose()
 })
 
 it('a missing bucket: ready (known absent), its answers 503 naming it, served once it appears', async () => {
@@ -51,14 +46,24 @@ it('a missing bucket: ready (known absent), its answers 503 naming it, served on
 
   const collect = await nc.jetstream().views.kv('mesh-provisioner_collect', { history: 1 })
   await collect.put('ace.environment.gitea', '{"GITEA_URL":"https://gitea.ace.internal"}')
-  const served = await until(async () => { const got = await get('/v1/collect?node=ace'); return got.status === 200 ? got : undefined }, 10_000, 'collect served')
+  const served = await vi.waitFor(async () => {
+    const got = await get('/v1/collect?node=ace')
+    expect(got.status, 'collect served').toBe(200)
+    return got
+  }, { timeout: 10_000, interval: 50 })
   expect(JSON.parse(served.body)).toMatchObject({ what: 'collect', total: 1, entries: [{ key: 'ace.environment.gitea', collection: 'environment' }] })
 })
 
 it('/readyz is 503 while NATS is gone, and 200 again once it is back', async () => {
-  await server.kill()
-  const down = await until(async () => { const got = await get('/readyz'); return got.status === 503 ? got : undefined }, 10_000, 'readyz 503')
-  expect(JSON.parse(down.body)).toMatchObject({ ready: false, connected: false, buckets: { needs: { stale: true } } })
-  await server.restart()
-  await until(async () => (await get('/readyz')).status === 200, 20_000, 'readyz 200 again')
+  await killAndRestart(server, {
+    whileDown: async () => {
+      const down = await vi.waitFor(async () => {
+        const got = await get('/readyz')
+        expect(got.status, 'readyz 503').toBe(503)
+        return got
+      }, { timeout: 10_000, interval: 50 })
+      expect(JSON.parse(down.body)).toMatchObject({ ready: false, connected: false, buckets: { needs: { stale: true } } })
+    }
+  })
+  await expect.poll(async () => (await get('/readyz')).status, { timeout: 20_000 }).toBe(200)
 })

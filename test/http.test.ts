@@ -3,10 +3,10 @@
 
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady, startSeeded, type Seeded } from './support/service.js'
+import type { NatsServer } from '../testkit/nats-server.js'
+import { startSeeded, suiteFixture, untilReady, untilWritten, type Seeded } from './support/service.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -17,6 +17,7 @@ async function http (base: string, path: string, opts: { method?: string, header
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
 }
 
+const fx = suiteFixture()
 let seeded: Seeded
 let server: NatsServer
 let nc: NatsConnection
@@ -30,15 +31,12 @@ async function verb (question: Record<string, unknown>): Promise<{ body: string,
 }
 
 beforeAll(async () => {
-  seeded = await startSeeded()
+  seeded = await startSeeded(fx)
   server = seeded.server
   nc = seeded.nc
   running = seeded.running
-  await until(() => running.writer.last?.ok === true && running.views.status().registry.keys > 0, 10_000, 'the registry written and seen')
-})
-
-afterAll(async () => {
-  await seeded?.stop()
+  await untilWritten(running)
+  await vi.waitFor(() => expect(running.views.status().registry.keys).toBeGreaterThan(0), { timeout: 10_000, interval: 50 })
 })
 
 describe('every route and filter answers what the verb answers', () => {
@@ -187,10 +185,11 @@ describe('caching', () => {
 
     const kv = await nc.jetstream().views.kv('mesh-provisioner_needs')
     await kv.put('novox.gitea.dir.data', JSON.stringify({ path: '/var/lib/gitea' }))
-    const changed = await until(async () => {
+    const changed = await vi.waitFor(async () => {
       const got = await get(path, { 'if-none-match': etag })
-      return got.status === 200 ? got : undefined
-    }, 10_000, 'the answer to change')
+      expect(got.status, 'the answer to change').toBe(200)
+      return got
+    }, { timeout: 10_000, interval: 50 })
     expect(changed.headers['etag']).not.toBe(etag)
     expect(changed.body).toContain('novox.gitea.dir.data')
     expect((await get(path, { 'if-none-match': changed.headers['etag'] as string })).status).toBe(304)
@@ -281,10 +280,9 @@ describe('CORS', () => {
   let withCors: Running
   const console_ = 'https://console.example'
   beforeAll(async () => {
-    withCors = await startTestService(server, { CORS_ORIGINS: console_ })
+    withCors = await fx.service(server, { CORS_ORIGINS: console_ })
     await untilReady(withCors)
   })
-  afterAll(async () => { await withCors?.stop() })
 
   const preflight = (origin: string) => ({ method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } })
 

@@ -5,28 +5,23 @@
 
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { ErrorCode, type NatsConnection, type NatsError } from 'nats'
-import { NatsServer, natsServerBin } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
-import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { natsServerBin, type NatsServer } from '../testkit/nats-server.js'
+import { suiteFixture, untilReady, untilWritten } from './support/service.js'
+import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { BUCKETS } from '../src/domain/buckets.js'
 import { INBOX_PREFIX } from '../src/nats.js'
 import type { Running } from '../src/service.js'
 
+const fx = suiteFixture()
 let server: NatsServer
 let admin: NatsConnection
-const open: NatsConnection[] = []
 
 beforeAll(async () => {
-  server = await NatsServer.start()
-  admin = await server.connect()
+  server = await fx.server()
+  admin = await fx.admin(server)
   await createClientBuckets(admin)
-})
-afterAll(async () => {
-  for (const nc of open) await nc.close()
-  await admin?.close()
-  await server?.dispose()
 })
 
 async function refused (what: Promise<unknown>): Promise<void> {
@@ -40,7 +35,7 @@ describe('a node client (node-ace)', () => {
   let ace: NatsConnection
   beforeAll(async () => {
     ace = await server.connectAs('node-ace', { inboxPrefix: '_INBOX_ace' })
-    open.push(ace)
+    fx.defer(async () => await ace.close())
   })
 
   test('writes, reads back and deletes its own node\'s keys in the three client buckets', async () => {
@@ -76,7 +71,7 @@ describe('the service\'s own user (mesh-provisioner)', () => {
     const env = server.serviceEnv()
     // Signed in as the service signs in: its user, its inbox prefix.
     svc = await server.connect({ user: env['NATS_USER'], pass: env['NATS_PASSWORD'], inboxPrefix: INBOX_PREFIX })
-    open.push(svc)
+    fx.defer(async () => await svc.close())
   })
 
   test('is refused if it ever tried to write a bucket other than its registry', async () => {
@@ -95,7 +90,7 @@ describe('the service\'s own user (mesh-provisioner)', () => {
     for (const bucket of Object.values(BUCKETS)) svc.publish(`$JS.FC.KV_${bucket}.probe.1`)
     svc.publish('$JS.FC.KV_mesh-controller_config.probe.1')
     await svc.flush()
-    await until(() => server.log.slice(logFrom).includes('$JS.FC.KV_mesh-controller_config.probe.1'), 5000, 'the refused flow-control reply logged')
+    await expect.poll(() => server.log.slice(logFrom), { timeout: 5000 }).toContain('$JS.FC.KV_mesh-controller_config.probe.1')
     expect(server.log.slice(logFrom).match(/Publish Violation.*\$JS\.FC\..*/g)).toEqual([expect.stringContaining('"$JS.FC.KV_mesh-controller_config.probe.1"')])
   })
 
@@ -108,23 +103,22 @@ describe('the service\'s own user (mesh-provisioner)', () => {
 
 describe('the service under its user', () => {
   let running: Running
-  afterAll(async () => { await running?.stop() })
 
   test('loads a 50,000-key collect snapshot (it needs flow-control replies) and follows 6 MB of updates, with no permission violation', async () => {
     const kv = await admin.jetstream().views.kv(BUCKETS.collect)
     const small = JSON.stringify({ lines: ['y'.repeat(100)] })
     for (let b = 0; b < 50; b++) await Promise.all(Array.from({ length: 1000 }, async (_, i) => await kv.put(`n${b}.shell.c${i}`, small)))
     const logFrom = server.log.length
-    running = await startTestService(server)
+    running = await fx.service(server)
     await untilReady(running, 60_000)
     expect(running.views.status().collect).toMatchObject({ state: 'live', keys: 50_000 })
     const big = JSON.stringify({ lines: 'x'.repeat(50_000) })
     for (let i = 0; i < 120; i++) await kv.put(`big${i}.shell.gitea`, big)
-    await until(() => running.views.status().collect.keys === 50_120, 30_000, 'the live updates followed')
+    await expect.poll(() => running.views.status().collect.keys, { timeout: 30_000 }).toBe(50_120)
     const reply = await admin.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'collect', node: 'big0' }), { timeout: 10_000 })
     expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
     expect(reply.json()).toMatchObject({ total: 1, stale: false, entries: [{ key: 'big0.shell.gitea' }] })
-    await until(() => running.writer.last?.ok, 10_000, 'the registry written')
+    await untilWritten(running)
     expect(server.log.slice(logFrom)).not.toMatch(/Violation/)
   }, 120_000)
 
@@ -136,7 +130,7 @@ describe('the service under its user', () => {
       expect(replies, verb).toEqual([expect.objectContaining({ name: 'mesh-provisioner' })])
     }
     const ace = await server.connectAs('node-ace', { inboxPrefix: '_INBOX_ace' })
-    open.push(ace)
+    fx.defer(async () => await ace.close())
     const reply = await ace.request('mesh-provisioner.provisioning', '{"what":"registry","kind":"secret"}', { timeout: 10_000 })
     expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
     expect(reply.json()).toMatchObject({ what: 'registry', entries: [{ kind: 'secret' }] })

@@ -1,33 +1,18 @@
 // The registry writer against a real bucket: writes only what differs, deletes what no domain
 // answers, and two writers with one table converge without moving a revision.
 
-import { afterEach, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import type { KV, NatsConnection } from 'nats'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until } from './support/service.js'
+import type { NatsServer } from '../testkit/nats-server.js'
+import { fixture, untilRan, untilWritten, type Fixture } from './support/service.js'
 import { BUCKETS } from '../src/domain/buckets.js'
 import { canonicalJson, compileRegistry } from '../src/domain/registry.js'
 import { DEFAULT_DOMAINS } from '../src/domain/registry-table.js'
-import type { Running } from '../src/service.js'
 
-const cleanup: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const fn of cleanup.reverse()) await fn()
-  cleanup.length = 0
-})
-
-async function setup (): Promise<{ server: NatsServer, nc: NatsConnection }> {
-  const server = await NatsServer.start()
-  cleanup.push(() => server.dispose())
-  const nc = await server.connect()
-  cleanup.push(() => nc.close())
-  return { server, nc }
-}
-
-async function service (server: NatsServer, env: Record<string, string> = {}): Promise<Running> {
-  const svc = await startTestService(server, env)
-  cleanup.push(() => svc.stop())
-  return svc
+async function setup (): Promise<{ fx: Fixture, server: NatsServer, nc: NatsConnection }> {
+  const fx = fixture()
+  const server = await fx.server()
+  return { fx, server, nc: await fx.admin(server) }
 }
 
 async function revisions (kv: KV): Promise<Record<string, number>> {
@@ -41,9 +26,9 @@ async function revisions (kv: KV): Promise<Record<string, number>> {
 const compiled = compileRegistry(DEFAULT_DOMAINS)
 
 test('creates its bucket, writes every kind as canonical JSON, then leaves unchanged kinds alone', async () => {
-  const { server, nc } = await setup()
-  const svc = await service(server)
-  const first = await until(() => svc.writer.last, 5000, 'the first run')
+  const { fx, server, nc } = await setup()
+  const svc = await fx.service(server)
+  const first = await untilRan(svc)
   expect(first).toMatchObject({ ok: true, left: [], deleted: [] })
   expect(first.wrote.sort()).toEqual([...compiled.keys()].sort())
 
@@ -59,9 +44,9 @@ test('creates its bucket, writes every kind as canonical JSON, then leaves uncha
 })
 
 test('rewrites a kind whose bytes differ, deletes kinds no domain answers, keeps the rest', async () => {
-  const { server, nc } = await setup()
-  const svc = await service(server)
-  await until(() => svc.writer.last?.ok, 5000, 'the first run')
+  const { fx, server, nc } = await setup()
+  const svc = await fx.service(server)
+  await untilWritten(svc)
   const kv = await nc.jetstream().views.kv(BUCKETS.registry, { bindOnly: true })
   await kv.put('secret', '{"kind":"secret","module":"someone-else","verb":"x"}')
   await kv.put('obsolete', '{"kind":"obsolete","module":"gone","verb":"gone.v"}')
@@ -78,28 +63,28 @@ test('rewrites a kind whose bytes differ, deletes kinds no domain answers, keeps
 })
 
 test('two writers with one table converge and never flap', async () => {
-  const { server, nc } = await setup()
-  const a = await service(server)
-  await until(() => a.writer.last?.ok, 5000, 'the first writer')
+  const { fx, server, nc } = await setup()
+  const a = await fx.service(server)
+  await untilWritten(a)
   const kv = await nc.jetstream().views.kv(BUCKETS.registry, { bindOnly: true })
   const settled = await revisions(kv)
-  const b = await service(server)
-  const bFirst = await until(() => b.writer.last, 5000, 'the second writer')
+  const b = await fx.service(server)
+  const bFirst = await untilRan(b)
   expect(bFirst).toMatchObject({ ok: true, wrote: [], deleted: [] })
   await Promise.all([a.writer.run(), b.writer.run(), a.writer.run(), b.writer.run()])
   expect(await revisions(kv)).toEqual(settled)
 })
 
 test('a domain table file replaces the compiled one; kinds it does not answer are deleted', async () => {
-  const { server, nc } = await setup()
-  const a = await service(server)
-  await until(() => a.writer.last?.ok, 5000, 'the default table written')
+  const { fx, server, nc } = await setup()
+  const a = await fx.service(server)
+  await untilWritten(a)
   await a.stop()
   const { writeFile } = await import('node:fs/promises')
   const file = `${server.dir}/domains.json`
   await writeFile(file, JSON.stringify([{ kinds: ['secret'], module: 'mesh-vault', verb: 'mesh-vault.secret', note: 'the lab table' }]))
-  const b = await service(server, { REGISTRY_DOMAINS_FILE: file })
-  const run = await until(() => b.writer.last, 5000, 'the lab table written')
+  const b = await fx.service(server, { REGISTRY_DOMAINS_FILE: file })
+  const run = await untilRan(b)
   expect(run).toMatchObject({ ok: true, wrote: ['secret'] })
   expect(run.deleted).toHaveLength(12)
   const kv = await nc.jetstream().views.kv(BUCKETS.registry, { bindOnly: true })
@@ -107,12 +92,12 @@ test('a domain table file replaces the compiled one; kinds it does not answer ar
 })
 
 test('told not to create its bucket, it waits for one and retries sooner than the period', async () => {
-  const { server, nc } = await setup()
-  const svc = await service(server, { REGISTRY_CREATE_BUCKET: 'false' })
-  const failed = await until(() => svc.writer.last, 5000, 'a first run')
+  const { fx, server, nc } = await setup()
+  const svc = await fx.service(server, { REGISTRY_CREATE_BUCKET: 'false' })
+  const failed = await untilRan(svc)
   expect(failed.ok).toBe(false)
   expect(Date.parse(failed.nextAt as string) - Date.parse(failed.at)).toBeLessThan(60_000)
   await nc.jetstream().views.kv(BUCKETS.registry, { history: 1 })
-  const ok = await until(() => (svc.writer.last?.ok ? svc.writer.last : undefined), 20_000, 'a later run to succeed').catch((err) => { throw new Error(`${err.message} (last: ${JSON.stringify(svc.writer.last)})`) })
+  const ok = await untilWritten(svc, 20_000)
   expect(ok.wrote).toHaveLength(13)
 })

@@ -1,28 +1,25 @@
 // The verb against a real nats-server and a seeded mesh: every question and filter, keys out of
 // shape, values that are not JSON, every kind of bad request, and discovery.
 
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { NatsConnection } from 'nats'
-import { NatsServer } from './support/nats-server.js'
-import { startSeeded, startTestService, until, untilReady, type Seeded } from './support/service.js'
+import { fixture, startSeeded, suiteFixture, untilReady, type Seeded } from './support/service.js'
 import { askVerb } from './support/verb.js'
-import { NODES, MODULES } from '../scripts/sample-mesh.js'
+import { NODES, MODULES } from '../testkit/sample-mesh.js'
 import { compileRegistry } from '../src/domain/registry.js'
 import { DEFAULT_DOMAINS } from '../src/domain/registry-table.js'
 import type { Running } from '../src/service.js'
 
+const fx = suiteFixture()
 let seeded: Seeded
 let nc: NatsConnection
 let svc: Running
 
 beforeAll(async () => {
-  seeded = await startSeeded()
+  seeded = await startSeeded(fx)
   nc = seeded.nc
   svc = seeded.running
-  await until(() => svc.views.status().registry.keys === 13, 10_000, 'the registry written')
-})
-afterAll(async () => {
-  await seeded?.stop()
+  await vi.waitFor(() => expect(svc.views.status().registry.keys).toBe(13), { timeout: 10_000, interval: 50 })
 })
 
 const keys = (body: { entries: Array<{ key: string }> }) => body.entries.map((e) => e.key)
@@ -167,18 +164,13 @@ describe('discovery ($SRV)', () => {
 
 describe('PROVISIONING_SUBJECT', () => {
   test('moves the verb to another subject (the shipped grants name the default: a moved verb needs its own)', async () => {
-    const server = await NatsServer.start({ token: 'lab-token' })
-    const client = await server.connect()
-    const lab = await startTestService(server, { PROVISIONING_SUBJECT: 'lab.mesh-provisioner.provisioning' })
-    try {
-      await untilReady(lab)
-      const reply = await askVerb(client, { what: 'registry', kind: 'secret' }, 'lab.mesh-provisioner.provisioning')
-      expect(reply).toMatchObject({ code: 200, body: { what: 'registry' } })
-      await expect(client.request('mesh-provisioner.provisioning', '', { timeout: 500 })).rejects.toThrow(/503|no responders/i)
-    } finally {
-      await lab.stop()
-      await client.close()
-      await server.dispose()
-    }
+    const lx = fixture()
+    const server = await lx.server({ token: 'lab-token' })
+    const client = await lx.admin(server)
+    const lab = await lx.service(server, { PROVISIONING_SUBJECT: 'lab.mesh-provisioner.provisioning' })
+    await untilReady(lab)
+    const reply = await askVerb(client, { what: 'registry', kind: 'secret' }, 'lab.mesh-provisioner.provisioning')
+    expect(reply).toMatchObject({ code: 200, body: { what: 'registry' } })
+    await expect(client.request('mesh-provisioner.provisioning', '', { timeout: 500 })).rejects.toThrow(/503|no responders/i)
   })
 })

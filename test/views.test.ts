@@ -1,38 +1,23 @@
 // The views meeting the world: a bucket that appears late, an answer larger than the connection's
 // max payload, and NATS killed and restarted under the service.
 
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import type { NatsConnection } from 'nats'
-import { NatsServer } from './support/nats-server.js'
-import { startTestService, until, untilReady } from './support/service.js'
+import type { NatsServer, NatsServerOptions } from '../testkit/nats-server.js'
+import { fixture, killAndRestart, untilReady, UPDATE_AFTER_RECONNECT_MS, type Fixture } from './support/service.js'
 import { askVerb } from './support/verb.js'
-import { createClientBuckets } from '../scripts/sample-mesh.js'
+import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { BUCKETS, keyOf } from '../src/domain/buckets.js'
-import type { Running } from '../src/service.js'
 
-const cleanup: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const fn of cleanup.reverse()) await fn()
-  cleanup.length = 0
-})
-
-async function setup (opts: Parameters<typeof NatsServer.start>[0] = {}): Promise<{ server: NatsServer, nc: NatsConnection }> {
-  const server = await NatsServer.start(opts)
-  cleanup.push(() => server.dispose())
-  const nc = await server.connect({ maxReconnectAttempts: -1, reconnectTimeWait: 100 })
-  cleanup.push(() => nc.close())
-  return { server, nc }
-}
-
-async function service (server: NatsServer): Promise<Running> {
-  const svc = await startTestService(server)
-  cleanup.push(() => svc.stop())
-  return svc
+async function setup (opts: NatsServerOptions = {}): Promise<{ fx: Fixture, server: NatsServer, nc: NatsConnection }> {
+  const fx = fixture()
+  const server = await fx.server(opts)
+  return { fx, server, nc: await fx.admin(server) }
 }
 
 test('a missing bucket is said (503, naming it) and served as soon as it appears', async () => {
-  const { server, nc } = await setup()
-  const svc = await service(server)
+  const { fx, server, nc } = await setup()
+  const svc = await fx.service(server)
   await untilReady(svc)
   expect(svc.views.status().needs.state).toBe('absent')
   const refused = await askVerb(nc, { what: 'needs' })
@@ -41,16 +26,17 @@ test('a missing bucket is said (503, naming it) and served as soon as it appears
 
   const kv = await createClientBuckets(nc)
   await kv.needs.put('ace.gitea.secret.db-password', '{"file":"/run/x"}')
-  const answer = await until(async () => {
+  const answer = await vi.waitFor(async () => {
     const r = await askVerb(nc, { what: 'needs' })
-    return r.code === 200 && r.body.total === 1 ? r : undefined
-  }, 5000, 'the needs bucket served')
+    expect([r.code, r.body.total], 'the needs bucket served').toEqual([200, 1])
+    return r
+  }, { timeout: 5000, interval: 50 })
   expect(answer.body.entries[0]).toMatchObject({ key: 'ace.gitea.secret.db-password', value: { file: '/run/x' } })
 })
 
 describe('an answer larger than the max payload', () => {
   test('is cut to fit, says so, and next pages to the end with every key exactly once', async () => {
-    const { server, nc } = await setup({ config: 'max_payload: 8192' })
+    const { fx, server, nc } = await setup({ config: 'max_payload: 8192' })
     const kv = await createClientBuckets(nc)
     const written: string[] = []
     for (let i = 0; i < 300; i++) {
@@ -58,7 +44,7 @@ describe('an answer larger than the max payload', () => {
       written.push(key)
       await kv.needs.put(key, JSON.stringify({ padding: 'x'.repeat(100 + (i % 50)) }))
     }
-    const svc = await service(server)
+    const svc = await fx.service(server)
     await untilReady(svc)
     const seen: string[] = []
     let after: string | undefined
@@ -81,10 +67,10 @@ describe('an answer larger than the max payload', () => {
   })
 
   test('limit cuts too, and says so', async () => {
-    const { server, nc } = await setup()
+    const { fx, server, nc } = await setup()
     const kv = await createClientBuckets(nc)
     for (const module of ['a', 'b', 'c']) await kv.applied.put(`n1.${module}`, '{}')
-    const svc = await service(server)
+    const svc = await fx.service(server)
     await untilReady(svc)
     const first = await askVerb(nc, { what: 'applied', limit: 2 })
     expect(first.body).toMatchObject({ total: 3, next: 'n1.b', cut: { reason: 'limit', omitted: 1 } })
@@ -94,52 +80,43 @@ describe('an answer larger than the max payload', () => {
   })
 })
 
-test('NATS killed and restarted: stale while down, nothing lost, an update visible within 2 s of the reconnect', async () => {
-  const { server, nc } = await setup()
+test('NATS killed and restarted: stale while down, nothing lost, an update visible soon after the reconnect', async () => {
+  const { fx, server, nc } = await setup()
   const kv = await createClientBuckets(nc)
   await kv.applied.put('n1.gitea', '{"v":1}')
-  const svc = await service(server)
+  const svc = await fx.service(server)
   await untilReady(svc)
+  const applied = (): any => JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json)
 
-  await server.kill()
-  await until(() => JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json).stale, 5000, 'the answer to say stale')
-  const whileDown = JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json)
-  expect(whileDown).toMatchObject({ stale: true, total: 1 })
-
-  const reconnected = new Promise<number>((resolve) => {
-    void (async () => {
-      for await (const s of svc.nc.status()) if (s.type === 'reconnect') { resolve(Date.now()); break }
-    })()
+  await killAndRestart(server, {
+    reconnecting: [svc.nc, nc],
+    whileDown: async () => {
+      await expect.poll(applied, { timeout: 5000 }).toMatchObject({ stale: true, total: 1 })
+    }
   })
-  await server.restart()
-  const at = await reconnected
-  await until(() => !nc.isClosed() && nc.info !== undefined, 5000)
-  await until(async () => { await kv.applied.put('n2.mail', '{"v":2}'); return true }, 5000, 'the test client to write again')
-  const written = Date.now()
-  const seen = await until(() => {
-    const a = JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json)
-    return a.total === 2 ? a : undefined
-  }, 4000, 'the update after restart')
-  // Without resuming at the reconnect, the client library's heartbeat check would take ~12 s.
-  expect(Date.now() - Math.max(at, written)).toBeLessThan(2000)
+  await vi.waitFor(async () => await kv.applied.put('n2.mail', '{"v":2}'), { timeout: 5000, interval: 50 })
+  const seen = await vi.waitFor(() => {
+    const a = applied()
+    expect(a.total, 'the update after the restart').toBe(2)
+    return a
+  }, { timeout: UPDATE_AFTER_RECONNECT_MS, interval: 20 })
   expect(seen.stale).toBe(false)
   expect(seen.entries.map((e: { key: string }) => e.key)).toEqual(['n1.gitea', 'n2.mail'])
 })
 
 test('a watch whose consumer is lost is noticed (stale meanwhile) and followed again before the client library would', async () => {
-  const { server, nc } = await setup()
+  const { fx, server, nc } = await setup()
   const kv = await createClientBuckets(nc)
   await kv.applied.put('n1.gitea', '{"v":1}')
-  const svc = await service(server)
+  const svc = await fx.service(server)
   await untilReady(svc)
   const jsm = await nc.jetstreamManager()
   const stream = `KV_${BUCKETS.applied}`
   for (const c of await jsm.consumers.list(stream).next()) await jsm.consumers.delete(stream, c.name)
   await kv.applied.put('n2.mail', '{"v":2}')
-  const lost = Date.now()
-  await until(() => svc.views.status().applied.stale, 3000, 'the view to say it is behind')
-  await until(() => svc.views.status().applied.keys === 2, 5000, 'the write after the consumer was lost')
-  // nats.js's own heartbeat check would take about 10 s; the view's look (every 0.5 s here) is sooner.
-  expect(Date.now() - lost).toBeLessThan(5000)
-  await until(() => !svc.views.status().applied.stale, 3000, 'the view to be current again')
+  await expect.poll(() => svc.views.status().applied.stale, { timeout: 5000 }).toBe(true)
+  // nats.js's own heartbeat check would take about 10 s; the view's look (every 0.5 s here) is far
+  // sooner: 5 s tells the two apart with room for a busy machine.
+  await expect.poll(() => svc.views.status().applied.keys, { timeout: 5000 }).toBe(2)
+  await expect.poll(() => svc.views.status().applied.stale, { timeout: 5000 }).toBe(false)
 })

@@ -1,17 +1,17 @@
-// Starts a real nats-server with JetStream for a test: a free loopback port, a temporary store, the
-// users and grants of deploy/accounts.conf (so the service runs under its least-privilege user),
-// and stop, kill and restart on the same port and store (the way nats.js's own `nst` helpers do).
+// Starts a real nats-server with JetStream for the tests, the demo and the bench: a loopback port the
+// server picks itself (read back from its ports file), a temporary store, the users and grants of
+// deploy/accounts.conf (so the service runs under its least-privilege user), and stop, kill and
+// restart on the same ports and store (the way nats.js's own `nst` helpers do).
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer, connect as tcp } from 'node:net'
+import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { connect, type ConnectionOptions, type NatsConnection } from 'nats'
 
-const DEPLOY_ACCOUNTS = fileURLToPath(new URL('../../deploy/accounts.conf', import.meta.url))
+const DEPLOY_ACCOUNTS = fileURLToPath(new URL('../deploy/accounts.conf', import.meta.url))
 
 /** The shipped configuration's users, and the variables its passwords are read from. */
 export const USERS = {
@@ -28,48 +28,63 @@ export function natsServerBin (): string {
   return process.env['NATS_SERVER_BIN'] ?? 'nats-server'
 }
 
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
-async function reachable (port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const s = tcp({ port, host: '127.0.0.1' }, () => { s.destroy(); resolve(true) })
-    s.on('error', () => resolve(false))
-  })
-}
-
 export interface NatsServerOptions {
   /** Extra configuration text (nats-server.conf syntax) appended after port, store and JetStream. */
   config?: string
-  /** Reuse a port (a restarted server keeps its own). */
-  port?: number
   /** Extra command line arguments. */
   args?: string[]
   /** Sign-in by this token instead of the shipped users (NATS allows no token beside users). */
   token?: string
 }
 
+/** The listening ports a server wrote to its ports file, by what listens. */
+interface Ports { nats?: string[], cluster?: string[] }
+
+const portOf = (url: string | undefined): number | undefined => url === undefined ? undefined : Number(new URL(url).port)
+
 export class NatsServer {
   private proc: ChildProcess | undefined
   private exited: Promise<void> | undefined
   log = ''
+  private ports: { client: number, cluster?: number } = { client: 0 }
+  private cluster: { name: string, jetstream: boolean, routes: number[] } | undefined
 
-  private constructor (readonly port: number, readonly dir: string, private readonly opts: NatsServerOptions) {}
+  private constructor (readonly dir: string, private readonly opts: NatsServerOptions) {}
 
   static async start (opts: NatsServerOptions = {}): Promise<NatsServer> {
     const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-nats-'))
-    const server = new NatsServer(opts.port ?? await freePort(), dir, opts)
+    const server = new NatsServer(dir, opts)
     await server.launch()
     return server
+  }
+
+  /**
+   * `count` servers in one JetStream cluster, named s1, s2, …. A JetStream cluster needs its routes
+   * at start, and a route names a port: the servers first start without JetStream to pick their
+   * ports, then start again on them with JetStream and routes to each other (as nats.js's `nst`).
+   */
+  static async cluster (count: number, opts: NatsServerOptions = {}): Promise<NatsServer[]> {
+    const servers = await Promise.all(Array.from({ length: count }, async (_, i) => {
+      const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-nats-'))
+      const server = new NatsServer(dir, { ...opts, config: `server_name: s${i + 1}\n${opts.config ?? ''}` })
+      server.cluster = { name: 'mesh', jetstream: false, routes: [] }
+      await server.launch()
+      return server
+    }))
+    await Promise.all(servers.map(async (s) => await s.stop()))
+    for (const s of servers) s.cluster = { name: 'mesh', jetstream: true, routes: servers.filter((o) => o !== s).map((o) => o.clusterPort as number) }
+    await Promise.all(servers.map(async (s) => await s.launch()))
+    return servers
+  }
+
+  /** The client port the server picked at its first start; a restart asks for it again. */
+  get port (): number {
+    return this.ports.client
+  }
+
+  /** The cluster (route) port, when the server is in a cluster; kept across restarts like `port`. */
+  get clusterPort (): number | undefined {
+    return this.ports.cluster
   }
 
   get url (): string {
@@ -107,12 +122,19 @@ export class NatsServer {
 
   private async launch (): Promise<void> {
     const conf = join(this.dir, 'server.conf')
+    const cluster = this.cluster
     // NATS includes only paths relative to the including file: the shipped accounts go beside it.
     await copyFile(DEPLOY_ACCOUNTS, join(this.dir, 'accounts.conf'))
+    // Port -1 lets the server pick a free port itself (no race with another worker between a probe
+    // and the bind); a restart asks for the ports it had, so that clients and routes find it again.
     await writeFile(conf, [
-      `listen: "127.0.0.1:${this.port}"`,
-      `jetstream { store_dir: ${JSON.stringify(join(this.dir, 'js'))} }`,
+      `listen: "127.0.0.1:${this.port === 0 ? -1 : this.port}"`,
+      `ports_file_dir: ${JSON.stringify(this.dir)}`,
+      cluster?.jetstream === false ? '' : `jetstream { store_dir: ${JSON.stringify(join(this.dir, 'js'))} }`,
       this.opts.token === undefined ? 'include "accounts.conf"' : `authorization { token: ${JSON.stringify(this.opts.token)} }`,
+      cluster === undefined
+        ? ''
+        : `cluster { name: ${cluster.name}, listen: "127.0.0.1:${this.clusterPort ?? -1}", routes: [${cluster.routes.map((port) => `"nats-route://127.0.0.1:${port}"`).join(', ')}] }`,
       this.opts.config ?? ''
     ].join('\n'))
     const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], {
@@ -123,14 +145,23 @@ export class NatsServer {
     proc.stderr?.on('data', (d: Buffer) => { this.log += d.toString() })
     this.proc = proc
     this.exited = new Promise((resolve) => proc.once('exit', () => { this.proc = undefined; resolve() }))
-    const spawned = new Promise<void>((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       proc.once('spawn', resolve)
       proc.once('error', (err) => reject(new Error(`could not start ${natsServerBin()}: ${err.message}; install Debian's nats-server package or set NATS_SERVER_BIN`)))
     })
-    await spawned
+    const ports = await this.portsFile(proc.pid as number)
+    this.ports = { client: portOf(ports.nats?.[0]) ?? 0, cluster: portOf(ports.cluster?.[0]) }
+  }
+
+  /** Waits for the ports file the server writes once it listens (`<binary>_<pid>.ports`), and reads it. */
+  private async portsFile (pid: number): Promise<Ports> {
     const deadline = Date.now() + 10_000
-    while (!/Server is ready/.test(this.log) || !await reachable(this.port)) {
+    for (;;) {
       if (this.proc === undefined) throw new Error(`nats-server exited at start:\n${this.log}`)
+      const name = (await readdir(this.dir)).find((f) => f.endsWith(`_${pid}.ports`))
+      // The file may be seen before its text is written: read it again until it parses.
+      const ports = name === undefined ? undefined : await readFile(join(this.dir, name), 'utf8').then((t) => JSON.parse(t) as Ports, () => undefined)
+      if (ports?.nats !== undefined && /Server is ready/.test(this.log)) return ports
       if (Date.now() > deadline) throw new Error(`nats-server did not become ready in 10 s:\n${this.log}`)
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
@@ -147,7 +178,7 @@ export class NatsServer {
     await this.stop('SIGKILL')
   }
 
-  /** Starts the server again on the same port with the same store. */
+  /** Starts the server again on the same ports with the same store. */
   async restart (): Promise<void> {
     await this.stop()
     this.log = ''
