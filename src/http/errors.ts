@@ -9,6 +9,8 @@ import { RequestFields } from '../domain/schemas.js'
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   NOT_READY: 503,
   BUCKET_MISSING: 503,

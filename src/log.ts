@@ -1,0 +1,15 @@
+// The process's logger. Whatever a line carries, a secret in it is censored at every level
+// (SPEC §6): the Authorization header, an access_token, passwords and tokens by their usual names.
+
+import { pino, type Logger } from 'pino'
+
+export const REDACTED_PATHS = [
+  'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
+  'access_token', '*.access_token', 'query.access_token', '*.query.access_token',
+  'pass', '*.pass', 'password', '*.password',
+  'token', '*.token', 'tokens', '*.tokens'
+]
+
+export function createLog (level: string, base: Record<string, string>): Logger {
+  return pino({ level, base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } })
+}
