@@ -10,10 +10,10 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect as tlsConnect } from 'node:tls'
-import { X509Certificate } from 'node:crypto'
+import { createHash, X509Certificate } from 'node:crypto'
 import { Agent, request } from 'undici'
 import { afterAll, beforeAll, expect, it, test } from 'vitest'
-import { newToken, type TokenEntry } from '../src/http/tokens.js'
+import { findToken, newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
 import { seedSampleMesh } from '../scripts/sample-mesh.js'
 import { NatsServer } from './support/nats-server.js'
 import { until } from './support/service.js'
@@ -167,3 +167,13 @@ it('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stoppin
     await agent.close()
   }
 }, 90_000)
+
+test('npm run token prints a new token once and the tokens file entry that admits it alone', () => {
+  const make = (): string[] => execFileSync(process.execPath, ['--import', 'tsx', 'scripts/token.ts', '--name', 'ace', '--nodes', 'ace,g14']).toString().split('\n')
+  const [lines, again] = [make(), make()]
+  const token = lines[1]?.trim() as string
+  expect(token).not.toBe(again[1]?.trim())
+  const tokens = parseTokens(`{"tokens":[${lines[3]?.trim() as string}]}`, 'made')
+  expect(tokens).toEqual([{ name: 'ace', sha256: createHash('sha256').update(token).digest('hex'), nodes: ['ace', 'g14'], metrics: false }])
+  expect(findToken(tokens, token)?.name).toBe('ace')
+})
