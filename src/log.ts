@@ -1,7 +1,7 @@
 // The process's logger. Whatever a line carries, a secret in it is censored at every level
 // (SPEC §6): the Authorization header, an access_token, passwords and tokens by their usual names.
 
-import { pino, type Logger } from 'pino'
+import { pino, type DestinationStream, type Logger } from 'pino'
 
 export const REDACTED_PATHS = [
   'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
@@ -10,6 +10,7 @@ export const REDACTED_PATHS = [
   'token', '*.token', 'tokens', '*.tokens'
 ]
 
-export function createLog (level: string, base: Record<string, string>): Logger {
-  return pino({ level, base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } })
+/** The process's logger; `destination` is stdout unless a test catches the lines. */
+export function createLog (level: string, base: Record<string, string>, destination: DestinationStream = pino.destination(1)): Logger {
+  return pino({ level, base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination)
 }
