@@ -11,6 +11,7 @@ export const REDACTED_PATHS = [
 ]
 
 /** The process's logger; `destination` is stdout unless a test catches the lines. */
-export function createLog (level: string, base: Record<string, string>, destination: DestinationStream = pino.destination(1)): Logger {
-  return pino({ level, base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination)
+export function createLog (level: string, base: Record<string, string>, destination?: DestinationStream): Logger {
+  const options = { level, base, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }
+  return destination === undefined ? pino(options) : pino(options, destination)
 }
