@@ -10,6 +10,8 @@ const files: Record<string, string> = {
   '/etc/tls/cert.pem': 'cert',
   '/etc/tls/key.pem': 'key',
   '/etc/mp/domains.json': '[{"kinds":["secret"],"module":"mesh-vault","verb":"mesh-vault.secret"}]',
+  '/etc/mp/tokens.json': `{"tokens":[{"name":"console","sha256":"${'a'.repeat(64)}","nodes":"*","metrics":true}]}`,
+  '/etc/mp/bad-tokens.json': `{"tokens":[{"name":"console","sha256":"${'a'.repeat(64)}","nodes":"*"},{"name":"ace","sha256":"ABC","nodes":["ace"]}]}`,
   '/etc/mp/twice.json': '[{"kinds":["a"],"module":"m","verb":"v"},{"kinds":["a"],"module":"n","verb":"w"}]'
 }
 const readText = (path: string): string => {
@@ -37,7 +39,8 @@ describe('reads', () => {
     [{ NATS_TOKEN_FILE: '/run/secrets/token' }, (c: ReturnType<typeof load>) => expect(c.nats.token).toBe('t0ken')],
     [{ NATS_CREDS: '/etc/nats/user.creds' }, (c: ReturnType<typeof load>) => expect(c.nats.creds).toBe('/etc/nats/user.creds')],
     [{ NATS_TLS_CA: '/etc/tls/ca.pem', NATS_TLS_CERT: '/etc/tls/cert.pem', NATS_TLS_KEY: '/etc/tls/key.pem' }, (c: ReturnType<typeof load>) => expect(c.nats.tls).toEqual({ caFile: '/etc/tls/ca.pem', certFile: '/etc/tls/cert.pem', keyFile: '/etc/tls/key.pem' })],
-    [{ HTTP_HOST: '0.0.0.0', HTTP_PORT: '0' }, (c: ReturnType<typeof load>) => expect(c.http).toMatchObject({ host: '0.0.0.0', port: 0 })],
+    [{ HTTP_HOST: '0.0.0.0', HTTP_PORT: '0', HTTP_AUTH: 'none' }, (c: ReturnType<typeof load>) => expect(c.http).toEqual({ host: '0.0.0.0', port: 0, corsOrigins: [] })],
+    [{ HTTP_HOST: '0.0.0.0', HTTP_TOKENS_FILE: '/etc/mp/tokens.json' }, (c: ReturnType<typeof load>) => expect(c.http).toMatchObject({ tokensFile: '/etc/mp/tokens.json', tokens: [{ name: 'console', sha256: 'a'.repeat(64), nodes: '*', metrics: true }] })],
     [{ REGISTRY_INTERVAL: '90s' }, (c: ReturnType<typeof load>) => expect(c.registry.intervalMs).toBe(90_000)],
     [{ REGISTRY_INTERVAL: '30' }, (c: ReturnType<typeof load>) => expect(c.registry.intervalMs).toBe(30_000)],
     [{ REGISTRY_DOMAINS_FILE: '/etc/mp/domains.json' }, (c: ReturnType<typeof load>) => expect(c.registry.domains).toHaveLength(1)],
@@ -51,6 +54,8 @@ describe('reads', () => {
 describe('a malformed setting is one line naming it and what it takes', () => {
   test.each([
     [{ NATS_URL: 'http://x/y' }, 'NATS_URL="http://x/y": "http://x/y" is not a server URL; it takes comma-separated URLs like nats://127.0.0.1:4222'],
+    [{ NATS_URL: 'nats://svc:hunter2@nats:4222' }, 'NATS_URL: a server URL holds a user and password (user:password@); set NATS_USER and NATS_PASSWORD_FILE beside the address instead'],
+    [{ NATS_URL: 'nats://a:4222,hunter2@b:4222' }, 'NATS_URL: a server URL holds a token (token@); set NATS_TOKEN_FILE beside the address instead'],
     [{ NATS_URL: ' , ' }, 'NATS_URL=",": it takes comma-separated server URLs like nats://127.0.0.1:4222'],
     [{ HTTP_PORT: 'eighty' }, 'HTTP_PORT="eighty": it takes a port number from 0 to 65535 (0 picks a free one)'],
     [{ HTTP_PORT: '70000' }, 'HTTP_PORT="70000": it takes a port number from 0 to 65535 (0 picks a free one)'],
@@ -70,10 +75,27 @@ describe('a malformed setting is one line naming it and what it takes', () => {
     [{ REGISTRY_REPLICAS: '7' }, 'REGISTRY_REPLICAS="7": it takes a whole number from 1 to 5'],
     [{ REGISTRY_CREATE_BUCKET: 'maybe' }, 'REGISTRY_CREATE_BUCKET="maybe": it takes true or false'],
     [{ CORS_ORIGINS: 'console.example' }, 'CORS_ORIGINS="console.example": it takes comma-separated origins like https://console.example:8443 (scheme, host and port, no path)'],
-    [{ REGISTRY_DOMAINS_FILE: '/etc/mp/twice.json' }, 'REGISTRY_DOMAINS_FILE: kind "a" is answered by two domains, domain #1 (module m, kinds a) and domain #2 (module n, kinds a); keep it in one']
+    [{ REGISTRY_DOMAINS_FILE: '/etc/mp/twice.json' }, 'REGISTRY_DOMAINS_FILE: kind "a" is answered by two domains, domain #1 (module m, kinds a) and domain #2 (module n, kinds a); keep it in one'],
+    [{ HTTP_AUTH: 'basic' }, 'HTTP_AUTH="basic": it takes none (serve without tokens behind a proxy that authenticates), or leave it unset'],
+    [{ HTTP_AUTH: 'none', HTTP_TOKENS_FILE: '/etc/mp/tokens.json' }, 'HTTP_AUTH="none": HTTP_TOKENS_FILE is set too: none says nobody is asked for a token; set one of them'],
+    [{ HTTP_TOKENS_FILE: '/nope.json' }, 'HTTP_TOKENS_FILE="/nope.json": cannot read that file (ENOENT); it takes the path of a readable file'],
+    [{ HTTP_TOKENS_FILE: '/etc/mp/bad-tokens.json' }, 'HTTP_TOKENS_FILE: /etc/mp/bad-tokens.json: token "ace": sha256 takes the SHA-256 of the token as 64 lower-case hex digits (npm run token makes a token and its line)'],
+    [{ HTTP_TLS_CERT: '/etc/tls/cert.pem' }, 'HTTP_TLS_KEY: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
+    [{ HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
+    [{ HTTP_TLS_CERT: '/nope.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/nope.pem": cannot read that file (ENOENT)'],
+    [{ HTTP_TLS_CERT: '/etc/tls/cert.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/etc/tls/cert.pem" and HTTP_TLS_KEY="/etc/tls/key.pem" do not make a certificate and its key (']
   ])('%j', (env, line) => {
     expect(() => load(env)).toThrow(ConfigError)
     expect(() => load(env)).toThrow(line)
-    try { load(env) } catch (err) { expect((err as Error).message).not.toContain('\n') }
+    try { load(env) } catch (err) { expect((err as Error).message).not.toContain('\n'); expect((err as Error).message).not.toContain('hunter2') }
+  })
+})
+
+describe('without tokens the gateway is open on loopback only (SPEC §9)', () => {
+  test.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST'])('%s is loopback', (host) => {
+    expect(load({ HTTP_HOST: host }).http).toEqual({ host, port: 8080, corsOrigins: [] })
+  })
+  test.each(['0.0.0.0', '::', '10.0.0.5', 'gateway.example', '128.0.0.1', '::ffff:10.0.0.1'])('%s is refused', (host) => {
+    expect(() => load({ HTTP_HOST: host })).toThrow(`HTTP_HOST=${JSON.stringify(host)}: the gateway would answer anyone beyond this machine; set HTTP_TOKENS_FILE (npm run token makes one), or HTTP_AUTH=none when a proxy in front authenticates`)
   })
 })

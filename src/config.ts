@@ -3,9 +3,12 @@
 // line that names it and what it takes.
 
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import ms from 'ms'
 import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry-table.js'
 import { parseDomainTable, DomainTableError } from './domain/registry.js'
+import { loadTls, TlsError, type TlsFiles } from './http/tls.js'
+import { parseTokens, TokensError, type Token } from './http/tokens.js'
 
 export class ConfigError extends Error {
   constructor (message: string) {
@@ -23,7 +26,16 @@ export interface Config {
     token?: string
     tls?: { caFile?: string, certFile?: string, keyFile?: string }
   }
-  http: { host: string, port: number, corsOrigins: string[] }
+  http: {
+    host: string
+    port: number
+    corsOrigins: string[]
+    /** The bearer tokens file and the tokens read from it at start; absent: the gateway is open. */
+    tokensFile?: string
+    tokens?: readonly Token[]
+    /** Serve HTTPS with this certificate chain and key. */
+    tls?: TlsFiles
+  }
   subject: string
   registry: { intervalMs: number, domains: DomainTable, domainsFile?: string, createBucket: boolean, replicas: number }
   logLevel: string
@@ -71,11 +83,65 @@ function servers (value: string): string[] {
   const list = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (list.length === 0) fail('NATS_URL', value, 'it takes comma-separated server URLs like nats://127.0.0.1:4222')
   for (const s of list) {
-    if (!/^((nats|tls):\/\/)?[^\s/:,]+(:\d{1,5})?$/.test(s) && !/^((nats|tls):\/\/)?[^\s/,]+:[^\s/@,]+@[^\s/:,]+(:\d{1,5})?$/.test(s)) {
+    // A URL is printed in every log line about the connection: the credential travels beside it,
+    // and the refusal does not echo the value that holds it.
+    const userinfo = /^(?:[a-z]+:\/\/)?([^/]*)@/i.exec(s)?.[1]
+    if (userinfo !== undefined) {
+      fail('NATS_URL', undefined, userinfo.includes(':')
+        ? 'a server URL holds a user and password (user:password@); set NATS_USER and NATS_PASSWORD_FILE beside the address instead'
+        : 'a server URL holds a token (token@); set NATS_TOKEN_FILE beside the address instead')
+    }
+    if (!/^((nats|tls):\/\/)?[^\s/:,]+(:\d{1,5})?$/.test(s)) {
       fail('NATS_URL', value, `"${s}" is not a server URL; it takes comma-separated URLs like nats://127.0.0.1:4222`)
     }
   }
   return list
+}
+
+/** SPEC §9: 127.0.0.0/8, ::1 and localhost; anything else reaches beyond the machine. */
+export function isLoopback (host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+  if (bare === 'localhost' || bare === '::1') return true
+  const v4 = bare.replace(/^::ffff:/, '')
+  return isIP(v4) === 4 && v4.startsWith('127.')
+}
+
+function tokensFrom (path: string, readText: ReadText): readonly Token[] {
+  try {
+    return parseTokens(readFrom('HTTP_TOKENS_FILE', path, readText), path)
+  } catch (err) {
+    if (err instanceof TokensError) fail('HTTP_TOKENS_FILE', undefined, err.message)
+    throw err
+  }
+}
+
+/** Who may read the gateway (SPEC §9): tokens, or open on loopback, or open behind a proxy by HTTP_AUTH=none. */
+function access (env: Env, host: string, readText: ReadText): Pick<Config['http'], 'tokensFile' | 'tokens'> {
+  const auth = text(env, 'HTTP_AUTH')
+  const tokensFile = text(env, 'HTTP_TOKENS_FILE')
+  if (auth !== undefined && auth !== 'none') fail('HTTP_AUTH', auth, 'it takes none (serve without tokens behind a proxy that authenticates), or leave it unset')
+  if (auth === 'none' && tokensFile !== undefined) fail('HTTP_AUTH', auth, 'HTTP_TOKENS_FILE is set too: none says nobody is asked for a token; set one of them')
+  if (tokensFile !== undefined) return { tokensFile, tokens: tokensFrom(tokensFile, readText) }
+  if (auth === undefined && !isLoopback(host)) {
+    fail('HTTP_HOST', host, 'the gateway would answer anyone beyond this machine; set HTTP_TOKENS_FILE (npm run token makes one), or HTTP_AUTH=none when a proxy in front authenticates')
+  }
+  return {}
+}
+
+function httpsFiles (env: Env, readText: ReadText): TlsFiles | undefined {
+  const certFile = text(env, 'HTTP_TLS_CERT')
+  const keyFile = text(env, 'HTTP_TLS_KEY')
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    fail(certFile === undefined ? 'HTTP_TLS_CERT' : 'HTTP_TLS_KEY', undefined, 'a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither')
+  }
+  if (certFile === undefined || keyFile === undefined) return undefined
+  try {
+    loadTls({ certFile, keyFile }, readText)
+  } catch (err) {
+    if (err instanceof TlsError) throw new ConfigError(err.message)
+    throw err
+  }
+  return { certFile, keyFile }
 }
 
 function port (value: string): number {
@@ -150,6 +216,8 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
     if (!/^https?:\/\/[^\s/]+$/.test(o)) fail('CORS_ORIGINS', o, 'it takes comma-separated origins like https://console.example:8443 (scheme, host and port, no path)')
   }
 
+  const host = text(env, 'HTTP_HOST') ?? '127.0.0.1'
+  const tlsFiles = httpsFiles(env, readText)
   const config: Config = {
     nats: {
       servers: servers(text(env, 'NATS_URL') ?? 'nats://127.0.0.1:4222'),
@@ -158,7 +226,13 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       ...(token === undefined ? {} : { token }),
       ...(tls === undefined ? {} : { tls })
     },
-    http: { host: text(env, 'HTTP_HOST') ?? '127.0.0.1', port: port(text(env, 'HTTP_PORT') ?? '8080'), corsOrigins },
+    http: {
+      host,
+      port: port(text(env, 'HTTP_PORT') ?? '8080'),
+      corsOrigins,
+      ...access(env, host, readText),
+      ...(tlsFiles === undefined ? {} : { tls: tlsFiles })
+    },
     subject,
     registry: {
       intervalMs: interval(text(env, 'REGISTRY_INTERVAL') ?? '1h'),

@@ -1,9 +1,10 @@
-// The process: reads the settings, starts the service, and stops it gracefully on SIGTERM/SIGINT.
-// The only place that handles signals or exits; startService (service.ts) wires the parts and listens.
+// The process: reads the settings, starts the service, stops it gracefully on SIGTERM/SIGINT, and
+// reads its tokens and certificate again on SIGHUP. The only place that handles signals or exits;
+// startService (service.ts) wires the parts and listens.
 
 import closeWithGrace from 'close-with-grace'
-import { pino } from 'pino'
 import { ConfigError, loadConfig } from './config.js'
+import { createLog } from './log.js'
 import { NatsAuthError } from './nats.js'
 import { startService } from './service.js'
 import { VERSION } from './version.js'
@@ -17,11 +18,18 @@ try {
   process.exit(2)
 }
 
-const log = pino({ level: config.logLevel, base: { service: 'mesh-provisioner', version: VERSION } })
+const log = createLog(config.logLevel, { service: 'mesh-provisioner', version: VERSION })
 let running: Awaited<ReturnType<typeof startService>> | undefined
 
+// SIGHUP re-reads and never stops (close-with-grace would stop on it); during the start there is
+// nothing to re-read yet, and the files were read a moment ago.
+process.on('SIGHUP', () => {
+  log.info({ signal: 'SIGHUP' }, 'reading the tokens and the certificate again')
+  running?.reload()
+})
+
 // A signal during the start finds nothing to drain: close-with-grace then exits at once.
-closeWithGrace({ delay: 8000, logger: log }, async ({ signal, err }) => {
+closeWithGrace({ delay: 8000, logger: log, skip: ['SIGHUP'] }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'stopping after an unexpected error')
   else log.info({ signal }, 'stopping')
   await running?.stop()

@@ -10,7 +10,12 @@ export interface Metrics {
   /** Counts one answered request of a face (`bus` or `http`) and its latency. */
   observe (face: 'bus' | 'http', route: string, outcome: string, seconds: number): void
   registryRun (run: RegistryRun): void
+  /** Counts a request the gateway's token check refused, by reason (never by token). */
+  refused (reason: RefusalReason): void
 }
+
+/** Why the token check refused: no token, a token it does not know, or a token that may not read this. */
+export type RefusalReason = 'missing' | 'unknown' | 'forbidden'
 
 /** `views` is read at scrape time only, so metrics can exist before the views do. */
 export function createMetrics (views: () => Views, defaults = true): Metrics {
@@ -60,6 +65,12 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
     labelNames: ['action'] as const,
     registers: [registry]
   })
+  const refusals = new Counter({
+    name: 'mesh_provisioner_http_refused_total',
+    help: 'Requests the gateway\'s token check refused, by reason: missing (no token), unknown (a token it does not know), forbidden (a token that may not read this).',
+    labelNames: ['reason'] as const,
+    registers: [registry]
+  })
   return {
     registry,
     observe (face, route, outcome, seconds) {
@@ -71,6 +82,9 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
       kinds.inc({ action: 'wrote' }, run.wrote.length)
       kinds.inc({ action: 'left' }, run.left.length)
       kinds.inc({ action: 'deleted' }, run.deleted.length)
+    },
+    refused (reason) {
+      refusals.inc({ reason })
     }
   }
 }

@@ -1,6 +1,8 @@
 // Wires the process: one NATS connection, the four views, the queries over them, and the three
 // faces (verb, gateway, registry writer). Stops in reverse order. Used by main, the demo and tests.
 
+import { readFileSync } from 'node:fs'
+import type { Server as TlsServer } from 'node:tls'
 import type { NatsConnection } from 'nats'
 import type { Logger as PinoLogger } from 'pino'
 import { startBus, type Bus } from './bus/service.js'
@@ -11,6 +13,8 @@ import { compileRegistry } from './domain/registry.js'
 import { RegistryWriter } from './domain/registry-writer.js'
 import { createViews, type Views } from './domain/views.js'
 import { buildApp } from './http/app.js'
+import { loadTls } from './http/tls.js'
+import { parseTokens, type Token } from './http/tokens.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { connectNats } from './nats.js'
 import type { FastifyInstance } from 'fastify'
@@ -25,8 +29,15 @@ export interface Running {
   metrics: Metrics
   /** Where the gateway listens, e.g. http://127.0.0.1:8080. */
   url: string
+  /**
+   * SIGHUP: reads the tokens file and the certificate again. A file that will not do leaves what
+   * was read before in use and says why in a warning; it never stops the service.
+   */
+  reload (): void
   stop (): Promise<void>
 }
+
+const readText = (path: string): string => readFileSync(path, 'utf8')
 
 export interface ServiceOptions {
   config: Readonly<Config>
@@ -63,7 +74,20 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
   })
   const provisioning = createProvisioning(views)
   const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
-  const app = await buildApp({ provisioning, views, writer, metrics, log, corsOrigins: config.http.corsOrigins, version, maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024 })
+  let tokens: readonly Token[] = config.http.tokens ?? []
+  const tlsFiles = config.http.tls
+  const app = await buildApp({
+    provisioning,
+    views,
+    writer,
+    metrics,
+    log,
+    corsOrigins: config.http.corsOrigins,
+    version,
+    maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024,
+    ...(config.http.tokensFile === undefined ? {} : { tokens: () => tokens }),
+    ...(tlsFiles === undefined ? {} : { https: loadTls(tlsFiles, readText) })
+  })
   const url = await app.listen({ host: config.http.host, port: config.http.port })
   log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
 
@@ -76,6 +100,25 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     app,
     metrics,
     url,
+    reload () {
+      const tokensFile = config.http.tokensFile
+      if (tokensFile !== undefined) {
+        try {
+          tokens = parseTokens(readText(tokensFile), tokensFile)
+          log.info({ tokenNames: tokens.map((t) => t.name) }, 'HTTP_TOKENS_FILE read again')
+        } catch (err) {
+          log.warn(`HTTP_TOKENS_FILE not read again, the tokens read before stay: ${(err as Error).message}`)
+        }
+      }
+      if (tlsFiles !== undefined) {
+        try {
+          (app.server as unknown as TlsServer).setSecureContext(loadTls(tlsFiles, readText))
+          log.info({ cert: tlsFiles.certFile }, 'HTTP_TLS_CERT and HTTP_TLS_KEY read again')
+        } catch (err) {
+          log.warn(`the certificate was not read again, the one read before stays: ${(err as Error).message}`)
+        }
+      }
+    },
     async stop () {
       await writer.stop()
       await bus.stop()

@@ -91,6 +91,7 @@ describe('the Containerfile', () => {
     expect(final).toMatch(/^USER 65534:65534$/m)
     expect(final).toMatch(/^EXPOSE 8080$/m)
     expect(final).toMatch(/HTTP_HOST=0\.0\.0\.0/)
+    expect(final).toMatch(/HTTP_TOKENS_FILE=\/run\/secrets\/http_tokens/)
     expect(final).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", /m)
     expect(final).not.toMatch(/curl|wget/)
     expect(final).toContain(`org.opencontainers.image.version="${pkg.version}"`)
@@ -120,7 +121,9 @@ describe('the built entrypoint as uid 65534 from a read-only directory', () => {
 
   beforeAll(async () => {
     port = await freePort()
-    service = asNobody(['node', 'dist/main.js'], { ...server.serviceEnv(), HTTP_HOST: '0.0.0.0', HTTP_PORT: String(port) })
+    const tokens = join(root, 'http-tokens.json')
+    await writeFile(tokens, '{"tokens":[]}', { mode: 0o444 })
+    service = asNobody(['node', 'dist/main.js'], { ...server.serviceEnv(), HTTP_HOST: '0.0.0.0', HTTP_PORT: String(port), HTTP_TOKENS_FILE: tokens })
     output = collect(service)
   })
 

@@ -50,7 +50,8 @@ describe('a domain table file', () => {
     ['{"kinds":["a"]}', /f.json at \/: /],
     ['[{"kinds":["a b"],"module":"m","verb":"v"}]', /f.json at \/0\/kinds\/0/],
     ['[{"kinds":["a"],"module":"m","verb":"v","colour":"red"}]', /f.json at \/0/],
-    ['[{"kinds":["a"],"module":"m","verb":"v"},{"kinds":["a"],"module":"n","verb":"v"}]', /answered by two domains/]
+    ['[{"kinds":["a"],"module":"m","verb":"v"},{"kinds":["a"],"module":"n","verb":"v"}]', /answered by two domains/],
+    ['[{"kinds":["config","secret"],"module":"m","bucket":"m_kv","key":"<node>"}]', /domain #1 \(module m, kinds config,secret\) puts kind "secret" in bucket m_kv, but a secret is never in a bucket; answer it by a verb/]
   ])('refuses %s', (json, message) => {
     expect(() => parseDomainTable(json, 'f.json')).toThrow(DomainTableError)
     expect(() => parseDomainTable(json, 'f.json')).toThrow(message)

@@ -1,17 +1,21 @@
 // Builds the REST gateway from its dependencies; never listens (startService does).
 
 import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
 import { asProvisionerError, badRequest } from '../domain/errors.js'
 import type { Provisioning } from '../domain/provisioning.js'
 import type { RegistryRun } from '../domain/schemas.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
+import { registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
 import { noRoute, refuseMethod, replyError } from './errors.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
 import { SHARED_SCHEMAS } from './schemas.js'
+import type { TlsPair } from './tls.js'
+import type { Token } from './tokens.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,6 +34,10 @@ export interface AppDeps {
   version: string
   /** The most bytes one answer may take (the bus connection's max payload, read per request). */
   maxAnswerBytes: () => number
+  /** The bearer tokens now (SPEC §9); absent: the gateway is open. */
+  tokens?: () => readonly Token[]
+  /** Serve HTTPS only, with this certificate and key. */
+  https?: TlsPair
 }
 
 /** A matcher for a route path: `:param` is one segment, `*` the rest. */
@@ -40,6 +48,7 @@ function pathPattern (url: string): RegExp {
 
 export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(deps.https === undefined ? {} : { https: deps.https }),
     loggerInstance: deps.log,
     // The answers are the hot path: no log line per request at info (one at debug, below).
     logController: new LogController({ disableRequestLogging: true }),
@@ -65,7 +74,8 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     const route = request.routeOptions.url ?? 'unmatched'
     const outcome = reply.statusCode >= 500 && request.outcome === 'ok' ? 'INTERNAL' : request.outcome
     deps.metrics.observe('http', route, outcome, reply.elapsedTime / 1000)
-    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
+    // The path alone: the query string may carry an access_token. The token is named, never shown.
+    request.log.debug({ method: request.method, path: request.url.split('?')[0], tokenName: request.tokenName, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
   })
 
   app.setErrorHandler<FastifyError>((err, request, reply) => {
@@ -85,6 +95,19 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     return replyError(reply, noRoute(request.method, path))
   })
 
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      // Helmet's defaults, with nothing fetched from outside (the Swagger page is served offline)
+      // and no upgrade of the page's requests, which would break it over plain loopback HTTP.
+      directives: {
+        'font-src': ["'self'", 'data:'],
+        'style-src': ["'self'", "'unsafe-inline'"],
+        'upgrade-insecure-requests': null
+      }
+    },
+    // Only an HTTPS gateway may tell browsers to keep to HTTPS.
+    strictTransportSecurity: deps.https !== undefined
+  })
   await app.register(cors, {
     // No origins configured: no CORS headers at all. Otherwise only the listed origins, reflected.
     origin: deps.corsOrigins.length === 0 ? false : (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
@@ -92,6 +115,8 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     exposedHeaders: ['ETag', 'X-Request-Id'],
     maxAge: 600
   })
+  // After CORS, so that a refusal carries the CORS headers a console in a browser needs to read it.
+  registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   await registerDocs(app, deps.version)
   registerRoutes(app, deps)

@@ -35,6 +35,15 @@ export async function registerDocs (app: FastifyInstance, version: string): Prom
           '`mesh-provisioner.provisioning`: the registry (which domain answers which kind of placeholder), what each module ' +
           'needs, what is applied where, and the items of every collection. Every refusal is `{"error":{"code","message","field"}}`.'
       },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A token of the gateway\'s tokens file (HTTP_TOKENS_FILE; `npm run token` makes one). A token whose `nodes` is a list reads the registry and those nodes only, named in `node` or the path; /metrics takes a token with `"metrics": true`. An event stream also takes it as `access_token` in the query.'
+          }
+        }
+      },
       tags: [
         { name: 'provisioning', description: 'The four questions, as the verb answers them.' },
         { name: 'operations', description: 'Liveness, readiness and metrics.' }

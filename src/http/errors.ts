@@ -6,6 +6,8 @@ import { badRequest, ProvisionerError, type ErrorCode } from '../domain/errors.j
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   NOT_READY: 503,
   BUCKET_MISSING: 503,

@@ -1,0 +1,135 @@
+// The gateway's bearer tokens (SPEC §9): the tokens file read and checked against its schema, the
+// lookup of a presented token in constant time, and what a token may read.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { Type, type Static } from 'typebox'
+import { Compile } from 'typebox/compile'
+import { TOKEN_PATTERN } from '../domain/buckets.js'
+
+const NAME_PATTERN = '^[A-Za-z0-9_.@:-]{1,64}$'
+
+export const TokenEntry = Type.Object({
+  name: Type.String({ pattern: NAME_PATTERN, description: 'Who holds the token, as the log names it: 1 to 64 of A-Z a-z 0-9 _ . @ : -.' }),
+  sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'The SHA-256 of the token, 64 lower-case hex digits; the token itself is never stored.' }),
+  nodes: Type.Union([
+    Type.Literal('*', { description: 'Every node.' }),
+    Type.Array(Type.String({ pattern: TOKEN_PATTERN, maxLength: 256 }), { minItems: 1, description: 'Only these nodes (and the registry).' })
+  ], { description: 'The nodes whose needs, applied and collect entries the token reads.' }),
+  metrics: Type.Optional(Type.Boolean({ description: 'Whether the token reads /metrics (the scraper\'s).' }))
+}, { additionalProperties: false })
+export type TokenEntry = Static<typeof TokenEntry>
+
+export const TokensFile = Type.Object({
+  tokens: Type.Array(Type.Unknown(), { description: 'The tokens; each is checked on its own so that a fault names its entry.' })
+}, { additionalProperties: false })
+
+/** A token as the gateway holds it: its name, its digest, and what it may read. */
+export interface Token {
+  readonly name: string
+  /** The token's SHA-256, hex. */
+  readonly sha256: string
+  readonly nodes: '*' | readonly string[]
+  readonly metrics: boolean
+}
+
+export class TokensError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'TokensError'
+  }
+}
+
+const ENTRY = '{"name":"ace","sha256":"<64 hex digits>","nodes":["ace"]}'
+const SHAPE = `{"tokens":[{"name":"console","sha256":"<64 hex digits>","nodes":"*","metrics":true},${ENTRY}]}`
+const FIELD_TAKES: Record<string, string> = {
+  name: 'name takes 1 to 64 of A-Z a-z 0-9 _ . @ : -',
+  sha256: 'sha256 takes the SHA-256 of the token as 64 lower-case hex digits (npm run token makes a token and its line)',
+  nodes: 'nodes takes "*" or a list of one or more node names',
+  metrics: 'metrics takes true or false'
+}
+
+const checkFile = Compile(TokensFile)
+const checkEntry = Compile(TokenEntry)
+const checkName = Compile(TokenEntry.properties.name)
+
+function sha256 (text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest()
+}
+
+/** Why one entry does not fit, in words that name the field at fault. */
+function entryFault (entry: unknown): string {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return `it is not an object; each token takes the shape ${ENTRY}`
+  const error = [...checkEntry.Errors(entry)][0]
+  const field = error?.instancePath.split('/')[1]
+  if (field !== undefined && field in FIELD_TAKES) return FIELD_TAKES[field] as string
+  const fields = Object.keys(TokenEntry.properties)
+  const extra = Object.keys(entry).find((k) => !fields.includes(k))
+  if (extra !== undefined) return `"${extra}" is not a field of a token; it takes ${fields.join(', ')}`
+  const missing = fields.find((k) => !(k in entry) && k !== 'metrics')
+  return missing === undefined ? error?.message ?? 'it does not fit' : `it has no ${missing}; ${FIELD_TAKES[missing] as string}`
+}
+
+/** Reads a tokens file's JSON text (`source` names it in errors); refuses it naming the entry at fault. */
+export function parseTokens (text: string, source: string): readonly Token[] {
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (err) {
+    throw new TokensError(`${source} is not JSON (${(err as Error).message}); it takes ${SHAPE}`)
+  }
+  if (!checkFile.Check(data)) throw new TokensError(`${source} does not fit: it takes ${SHAPE}`)
+  const names = new Map<string, number>()
+  const digests = new Map<string, string>()
+  return data.tokens.map((entry, index) => {
+    const named = entry !== null && typeof entry === 'object' && 'name' in entry && checkName.Check(entry.name) ? entry.name : undefined
+    const which = named === undefined ? `token #${index + 1}` : `token "${named}"`
+    if (!checkEntry.Check(entry)) throw new TokensError(`${source}: ${which}: ${entryFault(entry)}`)
+    const earlier = names.get(entry.name)
+    if (earlier !== undefined) throw new TokensError(`${source}: ${which} is named twice (#${earlier + 1} and #${index + 1}); give each token its own name`)
+    names.set(entry.name, index)
+    const twin = digests.get(entry.sha256)
+    if (twin !== undefined) throw new TokensError(`${source}: ${which} has the same sha256 as token "${twin}"; give each reader a token of its own`)
+    digests.set(entry.sha256, entry.name)
+    return Object.freeze({
+      name: entry.name,
+      sha256: entry.sha256,
+      nodes: entry.nodes === '*' ? '*' : Object.freeze([...entry.nodes]),
+      metrics: entry.metrics === true
+    })
+  })
+}
+
+/**
+ * The token whose digest is the presented token's SHA-256, or undefined. Every stored digest is
+ * compared, each in constant time, so the time taken says nothing of how close a guess came.
+ */
+export function findToken (tokens: readonly Token[], presented: string): Token | undefined {
+  const digest = sha256(presented)
+  let found: Token | undefined
+  for (const token of tokens) {
+    if (timingSafeEqual(Buffer.from(token.sha256, 'hex'), digest) && found === undefined) found = token
+  }
+  return found
+}
+
+/** What a request reads: the registry, /metrics, or the entries of the node it names (if any). */
+export type Reading = { of: 'registry' } | { of: 'metrics' } | { of: 'nodes', node: string | undefined }
+
+/** Why `token` may not read this, or undefined when it may. */
+export function forbidden (token: Token, reading: Reading): string | undefined {
+  if (reading.of === 'metrics') return token.metrics ? undefined : 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file'
+  if (reading.of === 'registry' || token.nodes === '*') return undefined
+  if (reading.node !== undefined && token.nodes.includes(reading.node)) return undefined
+  const nodes = token.nodes.join(', ')
+  return reading.node === undefined
+    ? `this token reads the registry and node ${nodes} only: name one of them in node (the query's node or the path's)`
+    : `this token reads the registry and node ${nodes} only, not node ${reading.node}`
+}
+
+/** A new random token and the tokens file entry that admits it (`npm run token`). */
+export function newToken (name: string, nodes: '*' | readonly string[], metrics: boolean): { token: string, entry: TokenEntry } {
+  const token = randomBytes(32).toString('base64url')
+  const entry: TokenEntry = { name, sha256: sha256(token).toString('hex'), nodes: nodes === '*' ? '*' : [...nodes], ...(metrics ? { metrics } : {}) }
+  if (!checkEntry.Check(entry)) throw new TokensError(`token "${name}": ${entryFault(entry)}`)
+  return { token, entry }
+}

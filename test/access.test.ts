@@ -1,0 +1,232 @@
+// Who may read the gateway (SPEC §9) through real HTTP against a real nats-server: every refusal
+// with its status and body, node scoping on lists and one-entry routes, /metrics for the scraper,
+// the open routes and the CORS preflight, security headers, and the tokens read again.
+
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import type { NatsConnection } from 'nats'
+import { Type } from 'typebox'
+import { request } from 'undici'
+import { afterAll, beforeAll, describe, expect, it, test, vi } from 'vitest'
+import { ErrorBody } from '../src/domain/schemas.js'
+import { registerAccess } from '../src/http/access.js'
+import { newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
+import type { RefusalReason } from '../src/metrics.js'
+import type { Running } from '../src/service.js'
+import { seedSampleMesh } from '../testkit/sample-mesh.js'
+import { suiteFixture, untilReady } from './support/service.js'
+
+const CONSOLE_ORIGIN = 'https://console.example'
+const made = {
+  console: newToken('console', '*', false),
+  scraper: newToken('scraper', '*', true),
+  ace: newToken('ace', ['ace'], false),
+  pair: newToken('pair', ['ace', 'g14'], false)
+}
+const bearer = (who: keyof typeof made | string): Record<string, string> => ({ authorization: `Bearer ${who in made ? made[who as keyof typeof made].token : who}` })
+const tokensFile = (entries: TokenEntry[]): string => JSON.stringify({ tokens: entries })
+
+interface Got { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+
+let nc: NatsConnection
+let running: Running
+let dir: string
+let file: string
+
+async function get (path: string, headers: Record<string, string> = {}, method: 'GET' | 'OPTIONS' | 'HEAD' = 'GET'): Promise<Got> {
+  const res = await request(`${running.url}${path}`, { method, headers })
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
+}
+
+const error = (code: string, message: string): string => JSON.stringify({ error: { code, message } })
+const MISSING = 'this route takes a bearer token: send Authorization: Bearer <token>'
+const UNKNOWN = 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'
+
+const fx = suiteFixture()
+
+beforeAll(async () => {
+  const server = await fx.server()
+  nc = await fx.admin(server)
+  await seedSampleMesh(nc)
+  dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-access-'))
+  file = join(dir, 'tokens.json')
+  await writeFile(file, tokensFile(Object.values(made).map((m) => m.entry)))
+  running = await fx.service(server, { HTTP_TOKENS_FILE: file, CORS_ORIGINS: CONSOLE_ORIGIN })
+  await untilReady(running)
+  await vi.waitFor(() => { expect(running.views.status().registry.keys, 'the registry written and seen').toBeGreaterThan(0) }, { timeout: 10_000, interval: 20 })
+})
+
+const PROTECTED = ['/v1/registry', '/v1/registry/secret', '/v1/needs', '/v1/applied?node=ace', '/v1/collect', '/metrics']
+
+describe('no token, or one the gateway does not know: 401', () => {
+  test.each(PROTECTED)('%s without a token', async (path) => {
+    const got = await get(path)
+    expect(got.status).toBe(401)
+    expect(got.headers['www-authenticate']).toBe('Bearer realm="mesh-provisioner"')
+    expect(got.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(got.body).toBe(error('UNAUTHORIZED', MISSING))
+  })
+
+  test.each([
+    ['an unknown token', bearer('not-a-token'), UNKNOWN],
+    ['the stored digest itself', bearer(made.console.entry.sha256), UNKNOWN],
+    ['another scheme', { authorization: `Basic ${Buffer.from(`x:${made.console.token}`).toString('base64')}` }, MISSING],
+    ['an empty bearer', { authorization: 'Bearer ' }, MISSING]
+  ])('%s', async (_what, headers, message) => {
+    const got = await get('/v1/needs', headers)
+    expect(got.status).toBe(401)
+    expect(got.headers['www-authenticate']).toBe('Bearer realm="mesh-provisioner"')
+    expect(got.body).toBe(error('UNAUTHORIZED', message))
+  })
+
+  it('takes no access_token in the query of a route other than the events', async () => {
+    const got = await get(`/v1/needs?access_token=${made.console.token}`)
+    expect(got.status).toBe(401)
+    expect(got.body).toBe(error('UNAUTHORIZED', MISSING))
+  })
+
+  it('comes before the input is judged, so that it says nothing of the parameters', async () => {
+    expect((await get('/v1/needs?colour=red')).status).toBe(401)
+  })
+})
+
+describe('a token reads what its nodes allow', () => {
+  it('reads every route with nodes "*"', async () => {
+    for (const path of PROTECTED.filter((p) => p !== '/metrics')) expect((await get(path, bearer('console'))).status).toBe(200)
+  })
+
+  test.each(['/v1/registry', '/v1/registry?kind=secret', '/v1/registry/secret'])('the registry is read by every token: %s', async (path) => {
+    const got = await get(path, bearer('ace'))
+    expect(got.status).toBe(200)
+    expect(got.body).toBe((await get(path, bearer('console'))).body)
+  })
+
+  test.each(['/v1/needs?node=ace', '/v1/applied?node=ace', '/v1/collect?node=ace', '/v1/needs?node=ace&module=gitea'])('a scoped token reads its node: %s', async (path) => {
+    const got = await get(path, bearer('ace'))
+    expect(got.status).toBe(200)
+    expect(got.body).toBe((await get(path, bearer('console'))).body)
+  })
+
+  test.each([
+    ['ace', '/v1/needs', 'this token reads the registry and node ace only: name one of them in node (the query\'s node or the path\'s)'],
+    ['ace', '/v1/needs?node=', 'this token reads the registry and node ace only: name one of them in node (the query\'s node or the path\'s)'],
+    ['ace', '/v1/needs?module=gitea', 'this token reads the registry and node ace only: name one of them in node (the query\'s node or the path\'s)'],
+    ['ace', '/v1/applied?node=g14', 'this token reads the registry and node ace only, not node g14'],
+    ['ace', '/v1/collect?node=ace&node=g14', 'this token reads the registry and node ace only: name one of them in node (the query\'s node or the path\'s)'],
+    ['pair', '/v1/collect', 'this token reads the registry and node ace, g14 only: name one of them in node (the query\'s node or the path\'s)'],
+    ['pair', '/v1/needs?node=shanks', 'this token reads the registry and node ace, g14 only, not node shanks'],
+    ['console', '/metrics', 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file'],
+    ['ace', '/metrics', 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file']
+  ])('%s on %s: 403 naming what it may read', async (who, path, message) => {
+    const got = await get(path, bearer(who))
+    expect(got.status).toBe(403)
+    expect(got.headers['www-authenticate']).toBeUndefined()
+    expect(got.body).toBe(error('FORBIDDEN', message))
+  })
+
+  it('reads another of its nodes', async () => {
+    expect((await get('/v1/needs?node=g14', bearer('pair'))).status).toBe(200)
+  })
+
+  it('/metrics is the scraper\'s, and counts refusals by reason, never by token', async () => {
+    const before = await get('/metrics', bearer('scraper'))
+    expect(before.status).toBe(200)
+    const count = (text: string, reason: RefusalReason): number => Number(new RegExp(`^mesh_provisioner_http_refused_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+    await get('/v1/needs')
+    await get('/v1/needs', bearer('nope'))
+    await get('/v1/needs', bearer('ace'))
+    const after = (await get('/metrics', bearer('scraper'))).body
+    for (const reason of ['missing', 'unknown', 'forbidden'] as const) expect(count(after, reason)).toBe(count(before.body, reason) + 1)
+    const refusals = after.split('\n').filter((l) => l.startsWith('mesh_provisioner_http_refused_total{'))
+    expect(refusals).toHaveLength(3)
+    for (const line of refusals) expect(line).toMatch(/^mesh_provisioner_http_refused_total\{reason="(missing|unknown|forbidden)"\} \d+$/)
+    for (const m of Object.values(made)) expect(after).not.toContain(m.token)
+  })
+})
+
+describe('open to everyone', () => {
+  test.each(['/healthz', '/readyz', '/openapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css'])('%s', async (path) => {
+    const got = await get(path)
+    expect(got.status).toBe(200)
+  })
+
+  it('a CORS preflight, and the refusal carries the CORS headers the console needs to read it', async () => {
+    const preflight = await get('/v1/needs?node=ace', { origin: CONSOLE_ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }, 'OPTIONS')
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers['access-control-allow-origin']).toBe(CONSOLE_ORIGIN)
+    expect(preflight.headers['access-control-allow-headers']).toBe('authorization')
+    const refused = await get('/v1/needs?node=ace', { origin: CONSOLE_ORIGIN })
+    expect(refused.status).toBe(401)
+    expect(refused.headers['access-control-allow-origin']).toBe(CONSOLE_ORIGIN)
+  })
+})
+
+test.each([
+  ['/v1/needs?node=ace', bearer('console'), 200],
+  ['/v1/needs', {}, 401],
+  ['/nowhere', {}, 404],
+  ['/docs/static/swagger-ui.css', {}, 200]
+] as const)('security headers on every answer: %s', async (path, headers, status) => {
+  const got = await get(path, headers)
+  expect(got.status).toBe(status)
+  expect(got.headers['x-content-type-options']).toBe('nosniff')
+  expect(got.headers['x-frame-options']).toBe('SAMEORIGIN')
+  expect(got.headers['content-security-policy']).toMatch(/default-src 'self';.*script-src 'self';/)
+  expect(got.headers['content-security-policy']).not.toContain('upgrade-insecure-requests')
+  expect(got.headers['strict-transport-security']).toBeUndefined()
+})
+
+describe('the tokens read again', () => {
+  it('a new file replaces the tokens; a malformed one leaves them as they were', async () => {
+    const fresh = newToken('fresh', ['g14'], false)
+    await writeFile(file, tokensFile([made.console.entry, fresh.entry]))
+    running.reload()
+    expect((await get('/v1/needs?node=g14', bearer(fresh.token))).status).toBe(200)
+    expect((await get('/v1/needs?node=ace', bearer('ace'))).status).toBe(401)
+
+    await writeFile(file, tokensFile([made.console.entry, { ...made.ace.entry, nodes: [] }]))
+    running.reload()
+    expect((await get('/v1/needs?node=g14', bearer(fresh.token))).status).toBe(200)
+    expect((await get('/v1/needs?node=ace', bearer('ace'))).status).toBe(401)
+
+    await writeFile(file, tokensFile(Object.values(made).map((m) => m.entry)))
+    running.reload()
+    expect((await get('/v1/needs?node=ace', bearer('ace'))).status).toBe(200)
+  })
+})
+
+describe('routes added later are checked too (the events and one-entry routes)', () => {
+  const tokens = parseTokens(tokensFile([made.console.entry, made.ace.entry]), 'tokens.json')
+  const app = Fastify({ ajv: { customOptions: { removeAdditional: false } } })
+  app.addSchema(ErrorBody)
+  const strict = Type.Object({ node: Type.Optional(Type.String()) }, { additionalProperties: false })
+  registerAccess(app, { tokens: () => tokens, metrics: { refused: () => {} } })
+  app.get('/v1/:what/events', { schema: { querystring: strict } }, async (request) => ({ query: request.query, token: request.tokenName }))
+  app.get('/v1/needs/:node/:module/:kind/:name', { schema: { querystring: Type.Object({}, { additionalProperties: false }) } }, async (request) => ({ token: request.tokenName }))
+  afterAll(async () => await app.close())
+
+  test.each([
+    [`/v1/needs/events?node=ace&access_token=${made.ace.token}`, {}, 200, { query: { node: 'ace' }, token: 'ace' }],
+    [`/v1/registry/events?access_token=${made.ace.token}`, {}, 200, { query: {}, token: 'ace' }],
+    ['/v1/needs/events?node=ace', bearer('ace'), 200, { query: { node: 'ace' }, token: 'ace' }],
+    [`/v1/needs/events?access_token=${made.console.token}`, {}, 200, { query: {}, token: 'console' }],
+    [`/v1/needs/events?node=g14&access_token=${made.ace.token}`, {}, 403, undefined],
+    [`/v1/needs/events?access_token=${made.ace.token}`, {}, 403, undefined],
+    ['/v1/needs/events?access_token=nope', {}, 401, undefined],
+    ['/v1/needs/events', {}, 401, undefined],
+    ['/v1/needs/ace/gitea/secret/db-password', bearer('ace'), 200, { token: 'ace' }],
+    ['/v1/needs/g14/gitea/secret/db-password', bearer('ace'), 403, undefined],
+    ['/v1/needs/g14/gitea/secret/db-password?node=ace', bearer('ace'), 403, undefined],
+    ['/v1/needs/g14/gitea/secret/db-password', {}, 401, undefined]
+  ])('%s', async (url, headers, status, body) => {
+    const got = await app.inject({ url, headers })
+    expect(got.statusCode).toBe(status)
+    if (body !== undefined) expect(got.json()).toEqual(body)
+  })
+
+  it('the events route names access_token in its refusal', async () => {
+    expect((await app.inject({ url: '/v1/needs/events' })).json()).toEqual({ error: { code: 'UNAUTHORIZED', message: `${MISSING} or access_token=<token> in the query` } })
+  })
+})

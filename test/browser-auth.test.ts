@@ -1,0 +1,82 @@
+// The Swagger page in a real browser against a gateway that asks for tokens (SPEC §9): the page
+// and its assets load openly under the security headers' content security policy, "Try it out"
+// answers 401 until the token is given through the Authorize button, and 200 after.
+
+import { existsSync } from 'node:fs'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { newToken } from '../src/http/tokens.js'
+import type { Running } from '../src/service.js'
+import { seedSampleMesh } from '../testkit/sample-mesh.js'
+import { suiteFixture, untilReady } from './support/service.js'
+
+const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
+const present = existsSync(CHROMIUM)
+if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
+
+describe.skipIf(!present)('the Swagger page in Chromium, with tokens', () => {
+  const ace = newToken('ace', ['ace'], false)
+  const fx = suiteFixture()
+  let running: Running
+  let browser: Browser
+
+  beforeAll(async () => {
+    const server = await fx.server()
+    await seedSampleMesh(await fx.admin(server))
+    const file = join(await mkdtemp(join(tmpdir(), 'mesh-provisioner-browser-')), 'tokens.json')
+    await writeFile(file, JSON.stringify({ tokens: [ace.entry] }))
+    running = await fx.service(server, { HTTP_TOKENS_FILE: file })
+    await untilReady(running)
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+  })
+
+  it('answers 401 before Authorize and 200 after, with no content security policy violation', async () => {
+    const page = await browser.newPage()
+    const outside: string[] = []
+    await page.route('**/*', async (route) => {
+      const url = route.request().url()
+      if (url.startsWith(running.url) || url.startsWith('data:')) return await route.continue()
+      outside.push(url)
+      return await route.abort()
+    })
+    const violations: string[] = []
+    page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text()) })
+    try {
+      await page.goto(`${running.url}/docs`, { timeout: 20_000 })
+      const operation = page.locator('#operations-provisioning-listNeeds')
+      await operation.locator('.opblock-summary').click({ timeout: 20_000 })
+      await operation.getByRole('button', { name: 'Try it out' }).click({ timeout: 10_000 })
+      await operation.locator('tr[data-param-name="node"] input').fill('ace')
+      const status = operation.locator('.live-responses-table .response .response-col_status').first()
+      const body = operation.locator('.live-responses-table .response-col_description pre').first()
+
+      await operation.getByRole('button', { name: 'Execute' }).click()
+      await expect.poll(async () => (await status.textContent())?.trim(), { timeout: 20_000 }).toBe('401')
+      expect(await body.textContent()).toContain('"code": "UNAUTHORIZED"')
+
+      await page.locator('.auth-wrapper .btn.authorize').click()
+      const dialog = page.locator('.dialog-ux .modal-ux')
+      await dialog.locator('input').fill(ace.token)
+      await dialog.getByRole('button', { name: 'Apply credentials' }).click()
+      await dialog.getByRole('button', { name: 'Close' }).click()
+
+      await operation.getByRole('button', { name: 'Execute' }).click()
+      await expect.poll(async () => (await status.textContent())?.trim(), { timeout: 20_000 }).toBe('200')
+      expect(await body.textContent()).toContain('"key": "ace.gitea.secret.db-password"')
+      expect(outside).toEqual([])
+      expect(violations).toEqual([])
+    } finally {
+      await page.close()
+    }
+  }, 90_000)
+})
