@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
 import type { Provisioning } from '../domain/provisioning.js'
-import { readQuery } from '../domain/request.js'
+import { isZeroValue, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
 import type { RouteFacts } from './errors.js'
@@ -48,6 +48,12 @@ const errorResponses = {
 
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
+/** `?node=&limit=0` is no filter at the default limit, as zero values are on the bus (SPEC §4). */
+function withoutZeroValues (query: object, parameters: readonly string[]): Record<string, unknown> {
+  const number = (name: string, value: unknown): unknown => name === 'limit' && typeof value === 'string' && value.trim() !== '' ? Number(value) : value
+  return Object.fromEntries(Object.entries(query).filter(([name, value]) => !parameters.includes(name) || !isZeroValue(number(name, value))))
+}
+
 export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   for (const what of WHATS) {
@@ -69,6 +75,10 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
           400: badRequest(refusal(() => readQuery({ what, limit: MAX_LIMIT + 1 }))),
           ...errorResponses
         }
+      },
+      // Before validation, so that the schema's minimums do not refuse what counts as not given.
+      preValidation: async (request) => {
+        request.query = withoutZeroValues(request.query, facts.parameters) as typeof request.query
       }
     }, async (request, reply) => {
       const query = readQuery({ what, ...request.query })
