@@ -5,7 +5,7 @@ import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'
 import { ConfigError, loadConfig } from './config.js'
 import { NatsAuthError } from './nats.js'
-import { startService } from './service.js'
+import { StartError, startService } from './service.js'
 import { VERSION } from './version.js'
 
 let config
@@ -31,8 +31,13 @@ closeWithGrace({ delay: 8000, logger: log }, async ({ signal, err }) => {
 try {
   running = await startService({ config, log, version: VERSION })
 } catch (err) {
-  const message = err instanceof NatsAuthError ? err.message : `the service could not start: ${(err as Error).message}`
-  log.fatal({ err }, message)
-  process.stderr.write(`mesh-provisioner: ${message}\n`)
+  // A cause an operator can act on is one line; anything else is a fault, logged with its stack.
+  if (err instanceof NatsAuthError || err instanceof StartError) {
+    process.stderr.write(`mesh-provisioner: ${err.message}\n`)
+  } else {
+    const message = `the service could not start: ${(err as Error).message}`
+    log.fatal({ err }, message)
+    process.stderr.write(`mesh-provisioner: ${message}\n`)
+  }
   process.exit(1)
 }

@@ -11,7 +11,7 @@ import { registerDocs } from './docs.js'
 import { noRoute, refuseInput, refuseMethod, replyError, type RouteFacts } from './errors.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
-import { SHARED_SCHEMAS } from './schemas.js'
+import { SHARED_SCHEMAS, type VerbState } from './schemas.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -34,6 +34,8 @@ export interface AppDeps {
   version: string
   /** The most bytes one answer may take (the bus connection's max payload, read per request). */
   maxAnswerBytes: () => number
+  /** Whether the verb is served, for readiness. */
+  verb: () => VerbState
 }
 
 /** A matcher for a route path: `:param` is one segment, `*` the rest. */
