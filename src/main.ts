@@ -8,6 +8,13 @@ import { NatsAuthError } from './nats.js'
 import { StartError, startService } from './service.js'
 import { VERSION } from './version.js'
 
+// The oldest Node the service and its libraries support (package.json engines); it runs on Node 24 LTS.
+const NODE_MAJOR = 22
+if (Number(process.versions.node.split('.')[0]) < NODE_MAJOR) {
+  process.stderr.write(`mesh-provisioner: Node ${process.version} is too old; run it on Node 24 LTS (at least ${NODE_MAJOR})\n`)
+  process.exit(1)
+}
+
 let config
 try {
   config = loadConfig(process.env)
