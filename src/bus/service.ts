@@ -110,6 +110,8 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
   })
   try {
     countError = errorCounter(service, ENDPOINT_NAME)
+    // Served means the server has the subscriptions: a request sent right after finds a responder.
+    await nc.flush()
   } catch (err) {
     await service.stop()
     throw err
