@@ -56,6 +56,7 @@ describe('every route and filter answers what the verb answers', () => {
     ['/v1/needs?name=db-password', { what: 'needs', name: 'db-password' }],
     ['/v1/needs?node=&module=&kind=&name=&after=&limit=0', { what: 'needs', node: '', module: '', kind: '', name: '', after: '', collection: '', limit: 0 }],
     ['/v1/needs?node=ace&limit=', { what: 'needs', node: 'ace', limit: null }],
+    ['/v1/applied?node=g14&kind=&collection=&contributor=', { what: 'applied', node: 'g14', kind: '', collection: '', contributor: '' }],
     ['/v1/needs?after=g14.gitea.secret.db-password&limit=5', { what: 'needs', after: 'g14.gitea.secret.db-password', limit: 5 }],
     ['/v1/applied', { what: 'applied' }],
     ['/v1/applied?node=g14', { what: 'applied', node: 'g14' }],

@@ -7,7 +7,7 @@ import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
 import type { Provisioning } from '../domain/provisioning.js'
 import { isZeroValue, readQuery } from '../domain/request.js'
-import { Answers, MAX_LIMIT } from '../domain/schemas.js'
+import { Answers, MAX_LIMIT, RequestFields } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
 import type { RouteFacts } from './errors.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLE, REGISTRY_ENTRY_EXAMPLE, refusal } from './examples.js'
@@ -48,10 +48,17 @@ const errorResponses = {
 
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
-/** `?node=&limit=0` is no filter at the default limit, as zero values are on the bus (SPEC §4). */
-function withoutZeroValues (query: object, parameters: readonly string[]): Record<string, unknown> {
-  const number = (name: string, value: unknown): unknown => name === 'limit' && typeof value === 'string' && value.trim() !== '' ? Number(value) : value
-  return Object.fromEntries(Object.entries(query).filter(([name, value]) => !parameters.includes(name) || !isZeroValue(number(name, value))))
+/**
+ * `?node=&limit=0` is no filter at the default limit, as zero values are on the bus (SPEC §4): a
+ * request field at its zero value counts as not given, even one the route does not take. `what` is
+ * the route's path, never a parameter, and a name that is no request field stays to be refused.
+ */
+function withoutZeroValues (query: object): Record<string, unknown> {
+  const given = (name: string, value: unknown): boolean => {
+    if (name === 'what' || !Object.hasOwn(RequestFields, name)) return true
+    return !isZeroValue(name === 'limit' && typeof value === 'string' && value.trim() !== '' ? Number(value) : value)
+  }
+  return Object.fromEntries(Object.entries(query).filter(([name, value]) => given(name, value)))
 }
 
 export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
@@ -78,7 +85,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
       },
       // Before validation, so that the schema's minimums do not refuse what counts as not given.
       preValidation: async (request) => {
-        request.query = withoutZeroValues(request.query, facts.parameters) as typeof request.query
+        request.query = withoutZeroValues(request.query) as typeof request.query
       }
     }, async (request, reply) => {
       const query = readQuery({ what, ...request.query })
