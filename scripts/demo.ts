@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import { pino } from 'pino'
 import { loadConfig } from '../src/config.js'
-import { startService } from '../src/service.js'
+import { StartError, startService } from '../src/service.js'
 import { VERSION } from '../src/version.js'
 import { NatsServer, natsServerBin } from '../testkit/nats-server.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -28,7 +28,15 @@ async function demo (): Promise<void> {
   await nc.close()
 
   const config = loadConfig({ HTTP_PORT: '8080', LOG_LEVEL: 'warn', ...process.env, ...server.serviceEnv() })
-  const running = await startService({ config, log: pino({ level: config.logLevel }), version: VERSION })
+  let running
+  try {
+    running = await startService({ config, log: pino({ level: config.logLevel }), version: VERSION })
+  } catch (err) {
+    await server.dispose()
+    if (!(err instanceof StartError)) throw err
+    process.stderr.write(`demo: ${err.message}\n`)
+    process.exit(1)
+  }
   const admin = NatsServer.credentials('admin')
   const bus = `NATS_URL=${server.url} NATS_USER=${admin.user} NATS_PASSWORD=${admin.pass}`
 

@@ -6,8 +6,15 @@ import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
 import { createLog } from './log.js'
 import { NatsAuthError } from './nats.js'
-import { startService } from './service.js'
+import { StartError, startService } from './service.js'
 import { VERSION } from './version.js'
+
+// The oldest Node the service and its libraries support (package.json engines); it runs on Node 24 LTS.
+const NODE_MAJOR = 22
+if (Number(process.versions.node.split('.')[0]) < NODE_MAJOR) {
+  process.stderr.write(`mesh-provisioner: Node ${process.version} is too old; run it on Node 24 LTS (at least ${NODE_MAJOR})\n`)
+  process.exit(1)
+}
 
 let config
 try {
@@ -39,8 +46,13 @@ closeWithGrace({ delay: 8000, logger: log, skip: ['SIGHUP'] }, async ({ signal, 
 try {
   running = await startService({ config, log, version: VERSION })
 } catch (err) {
-  const message = err instanceof NatsAuthError ? err.message : `the service could not start: ${(err as Error).message}`
-  log.fatal({ err }, message)
-  process.stderr.write(`mesh-provisioner: ${message}\n`)
+  // A cause an operator can act on is one line; anything else is a fault, logged with its stack.
+  if (err instanceof NatsAuthError || err instanceof StartError) {
+    process.stderr.write(`mesh-provisioner: ${err.message}\n`)
+  } else {
+    const message = `the service could not start: ${(err as Error).message}`
+    log.fatal({ err }, message)
+    process.stderr.write(`mesh-provisioner: ${message}\n`)
+  }
   process.exit(1)
 }

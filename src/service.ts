@@ -13,6 +13,7 @@ import { compileRegistry } from './domain/registry.js'
 import { RegistryWriter } from './domain/registry-writer.js'
 import { createViews, type Views } from './domain/views.js'
 import { buildApp } from './http/app.js'
+import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
 import { createMetrics, type Metrics } from './metrics.js'
@@ -49,82 +50,146 @@ export interface ServiceOptions {
   registryRetryMs?: number
 }
 
-export async function startService ({ config, log, version, viewRetryMs, viewCheckMs, registryRetryMs }: ServiceOptions): Promise<Running> {
-  const nc = await connectNats(config.nats, log)
-  const js = nc.jetstream()
-  const metrics = createMetrics(() => views)
-  const writer = new RegistryWriter({
-    // allow_direct: a bucket only bound (not created here) would otherwise read through the
-    // stream's message API, a grant the service does not need.
-    open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, allow_direct: true, replicas: config.registry.replicas, history: 1 }),
-    compiled: compileRegistry(config.registry.domains),
-    intervalMs: config.registry.intervalMs,
-    ...(registryRetryMs === undefined ? {} : { retryMs: registryRetryMs }),
-    log,
-    onRun: (run) => metrics.registryRun(run)
-  })
-  // The first run creates the registry bucket, so its view starts live rather than absent; a run
-  // that fails is retried on the writer's own schedule while the rest starts.
-  await writer.run()
-  const views = await createViews({
-    nc,
-    log,
-    ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
-    ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
-  })
-  const provisioning = createProvisioning(views)
-  const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
-  let tokens: readonly Token[] = config.http.tokens ?? []
-  const tlsFiles = config.http.tls
-  const app = await buildApp({
-    provisioning,
-    views,
-    writer,
-    metrics,
-    log,
-    corsOrigins: config.http.corsOrigins,
-    version,
-    maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024,
-    ...(config.http.tokensFile === undefined ? {} : { tokens: () => tokens }),
-    ...(tlsFiles === undefined ? {} : { https: loadTls(tlsFiles, readText) })
-  })
-  const url = await app.listen({ host: config.http.host, port: config.http.port })
-  log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
+/** A start that failed for a reason an operator can act on, said in one line (main prints it alone). */
+export class StartError extends Error {
+  constructor (message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'StartError'
+  }
+}
 
-  return {
-    nc,
-    views,
-    provisioning,
-    writer,
-    bus,
-    app,
-    metrics,
-    url,
-    reload () {
-      const tokensFile = config.http.tokensFile
-      if (tokensFile !== undefined) {
-        try {
-          tokens = parseTokens(readText(tokensFile), tokensFile)
-          log.info({ tokenNames: tokens.map((t) => t.name) }, 'HTTP_TOKENS_FILE read again')
-        } catch (err) {
-          log.warn(`HTTP_TOKENS_FILE not read again, the tokens read before stay: ${(err as Error).message}`)
-        }
-      }
-      if (tlsFiles !== undefined) {
-        try {
-          (app.server as unknown as TlsServer).setSecureContext(loadTls(tlsFiles, readText))
-          log.info({ cert: tlsFiles.certFile }, 'HTTP_TLS_CERT and HTTP_TLS_KEY read again')
-        } catch (err) {
-          log.warn(`the certificate was not read again, the one read before stays: ${(err as Error).message}`)
-        }
-      }
-    },
-    async stop () {
-      await writer.stop()
-      await bus.stop()
-      await app.close()
-      await views.stop()
-      if (!nc.isClosed()) await nc.drain()
+/** How often the start looks whether every view is settled before serving the verb. */
+const SETTLED_POLL_MS = 50
+
+/** Resolves once every view is live or its bucket known missing. */
+async function settled (views: Views): Promise<void> {
+  while (!Object.values(views.status()).every((s) => s.state === 'live' || s.state === 'absent')) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLED_POLL_MS))
+  }
+}
+
+async function listen (app: FastifyInstance, http: Config['http']): Promise<string> {
+  try {
+    return await app.listen({ host: http.host, port: http.port })
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    const why: Record<string, string> = {
+      EADDRINUSE: 'the port is already taken; stop what listens there or choose another HTTP_PORT (0 picks a free one)',
+      EACCES: 'this user may not listen there; choose an HTTP_PORT above 1023',
+      EADDRNOTAVAIL: 'no interface of this machine has that address; choose another HTTP_HOST',
+      ENOTFOUND: 'no interface of this machine has that name; choose another HTTP_HOST'
     }
+    if (code === undefined || why[code] === undefined) throw err
+    throw new StartError(`the gateway cannot listen on HTTP_HOST=${http.host} HTTP_PORT=${http.port}: ${why[code]}`, { cause: err })
+  }
+}
+
+/**
+ * Starts in an order that lets a rolling restart refuse nothing: the gateway listens at once (its
+ * /readyz 503 until ready), but the verb joins its queue group, and answers discovery, only once
+ * every view is settled, so that the group's requests go to instances that can answer them. When a
+ * step fails, what the earlier ones opened is released before the error goes on.
+ */
+export async function startService ({ config, log, version, viewRetryMs, viewCheckMs, registryRetryMs }: ServiceOptions): Promise<Running> {
+  const opened: Array<() => Promise<void>> = []
+  const release = async (): Promise<void> => {
+    for (const close of opened.reverse()) {
+      try {
+        await close()
+      } catch (err) {
+        log.warn({ err }, 'releasing what the start opened failed')
+      }
+    }
+  }
+  try {
+    const nc = await connectNats(config.nats, log)
+    opened.push(async () => { if (!nc.isClosed()) await nc.close() })
+    const js = nc.jetstream()
+    const metrics = createMetrics(() => views)
+    const writer = new RegistryWriter({
+      // allow_direct: a bucket only bound (not created here) would otherwise read through the
+      // stream's message API, a grant the service does not need.
+      open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, allow_direct: true, replicas: config.registry.replicas, history: 1 }),
+      compiled: compileRegistry(config.registry.domains),
+      intervalMs: config.registry.intervalMs,
+      ...(registryRetryMs === undefined ? {} : { retryMs: registryRetryMs }),
+      log,
+      onRun: (run) => metrics.registryRun(run)
+    })
+    opened.push(async () => await writer.stop())
+    // The first run creates the registry bucket, so its view starts live rather than absent; a run
+    // that fails is retried on the writer's own schedule while the rest starts.
+    await writer.run()
+    const views = await createViews({
+      nc,
+      log,
+      ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
+      ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
+    })
+    opened.push(async () => await views.stop())
+    const provisioning = createProvisioning(views)
+    let verb = (): VerbState => 'starting'
+    let tokens: readonly Token[] = config.http.tokens ?? []
+    const tlsFiles = config.http.tls
+    const app = await buildApp({
+      provisioning,
+      views,
+      writer,
+      metrics,
+      log,
+      corsOrigins: config.http.corsOrigins,
+      version,
+      maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024,
+      verb: () => verb(),
+      ...(config.http.tokensFile === undefined ? {} : { tokens: () => tokens }),
+      ...(tlsFiles === undefined ? {} : { https: loadTls(tlsFiles, readText) })
+    })
+    opened.push(async () => await app.close())
+    const url = await listen(app, config.http)
+    log.info({ url }, 'gateway listening; the verb is served once every view is read')
+    await settled(views)
+    const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
+    verb = () => bus.serving() ? 'serving' : 'down'
+    log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
+
+    return {
+      nc,
+      views,
+      provisioning,
+      writer,
+      bus,
+      app,
+      metrics,
+      url,
+      reload () {
+        const tokensFile = config.http.tokensFile
+        if (tokensFile !== undefined) {
+          try {
+            tokens = parseTokens(readText(tokensFile), tokensFile)
+            log.info({ tokenNames: tokens.map((t) => t.name) }, 'HTTP_TOKENS_FILE read again')
+          } catch (err) {
+            log.warn(`HTTP_TOKENS_FILE not read again, the tokens read before stay: ${(err as Error).message}`)
+          }
+        }
+        if (tlsFiles !== undefined) {
+          try {
+            (app.server as unknown as TlsServer).setSecureContext(loadTls(tlsFiles, readText))
+            log.info({ cert: tlsFiles.certFile }, 'HTTP_TLS_CERT and HTTP_TLS_KEY read again')
+          } catch (err) {
+            log.warn(`the certificate was not read again, the one read before stays: ${(err as Error).message}`)
+          }
+        }
+      },
+      async stop () {
+        await writer.stop()
+        await bus.stop()
+        await app.close()
+        await views.stop()
+        if (!nc.isClosed()) await nc.drain()
+      }
+    }
+  } catch (err) {
+    await release()
+    throw err
   }
 }

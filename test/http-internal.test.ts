@@ -14,7 +14,7 @@ it('answers 500 INTERNAL with the error body', async () => {
   const lines: string[] = []
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   const metrics = createMetrics(() => views, false)
-  const app = await buildApp({ provisioning: failing, views, writer: { last: undefined }, metrics, log, corsOrigins: [], version: '0.0.0-test', maxAnswerBytes: () => 1 << 20 })
+  const app = await buildApp({ provisioning: failing, views, writer: { last: undefined }, metrics, log, corsOrigins: [], version: '0.0.0-test', maxAnswerBytes: () => 1 << 20, verb: () => 'serving' })
   try {
     const res = await app.inject({ method: 'GET', url: '/v1/needs?node=ace' })
     expect(res.statusCode).toBe(500)

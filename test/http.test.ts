@@ -51,6 +51,10 @@ describe('every route and filter answers what the verb answers', () => {
     ['/v1/needs?node=shanks&module=mail', { what: 'needs', node: 'shanks', module: 'mail' }],
     ['/v1/needs?node=ace&module=gitea&kind=port', { what: 'needs', node: 'ace', module: 'gitea', kind: 'port' }],
     ['/v1/needs?limit=3', { what: 'needs', limit: 3 }],
+    ['/v1/needs?name=db-password', { what: 'needs', name: 'db-password' }],
+    ['/v1/needs?node=&module=&kind=&name=&after=&limit=0', { what: 'needs', node: '', module: '', kind: '', name: '', after: '', collection: '', limit: 0 }],
+    ['/v1/needs?node=ace&limit=', { what: 'needs', node: 'ace', limit: null }],
+    ['/v1/applied?node=g14&kind=&collection=&contributor=', { what: 'applied', node: 'g14', kind: '', collection: '', contributor: '' }],
     ['/v1/needs?after=g14.gitea.secret.db-password&limit=5', { what: 'needs', after: 'g14.gitea.secret.db-password', limit: 5 }],
     ['/v1/applied', { what: 'applied' }],
     ['/v1/applied?node=g14', { what: 'applied', node: 'g14' }],
@@ -109,12 +113,10 @@ describe('refusals: status and body', () => {
   const refused = (code: string, message: string, field?: string) => JSON.stringify({ error: { code, message, ...(field === undefined ? {} : { field }) } })
 
   it.each([
-    ['/v1/needs?limit=0', { what: 'needs', limit: 0 }],
     ['/v1/needs?limit=10001', { what: 'needs', limit: 10001 }],
     ['/v1/needs?limit=abc', { what: 'needs', limit: 'abc' }],
     ['/v1/needs?limit=1.5', { what: 'needs', limit: 1.5 }],
     ['/v1/needs?node=a%20b', { what: 'needs', node: 'a b' }],
-    ['/v1/needs?node=', { what: 'needs', node: '' }],
     ['/v1/needs?collection=shell', { what: 'needs', collection: 'shell' }],
     ['/v1/applied?kind=secret', { what: 'applied', kind: 'secret' }],
     ['/v1/registry?node=ace', { what: 'registry', node: 'ace' }],
@@ -130,8 +132,8 @@ describe('refusals: status and body', () => {
   })
 
   it.each([
-    ['/v1/needs?foo=1', refused('BAD_REQUEST', '"foo" is not a parameter of GET /v1/needs; it takes node, module, kind, after, limit', 'foo')],
-    ['/v1/needs?what=applied', refused('BAD_REQUEST', '"what" is not a parameter of GET /v1/needs; it takes node, module, kind, after, limit', 'what')],
+    ['/v1/needs?foo=1', refused('BAD_REQUEST', '"foo" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit', 'foo')],
+    ['/v1/needs?what=applied', refused('BAD_REQUEST', '"what" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit', 'what')],
     ['/v1/collect?node=ace&extra=', refused('BAD_REQUEST', '"extra" is not a parameter of GET /v1/collect; it takes node, module, contributor, collection, after, limit', 'extra')],
     ['/v1/registry/secret?kind=secret', refused('BAD_REQUEST', '"kind" is not a parameter of GET /v1/registry/:kind; it takes none', 'kind')],
     ['/v1/applied?constructor=x', refused('BAD_REQUEST', '"constructor" is not a parameter of GET /v1/applied; it takes node, module, after, limit', 'constructor')],
@@ -236,7 +238,7 @@ describe('operations', () => {
     const bad = await count('/v1/applied', 'BAD_REQUEST')
     await get('/v1/applied')
     await get('/v1/applied?node=ace')
-    await get('/v1/applied?limit=0')
+    await get('/v1/applied?limit=-1')
     expect(await count('/v1/applied', 'ok')).toBe(ok + 2)
     expect(await count('/v1/applied', 'BAD_REQUEST')).toBe(bad + 1)
     expect((await get('/metrics')).body).toMatch(/mesh_provisioner_request_duration_seconds_count\{face="http",route="\/v1\/applied"\} \d+/)

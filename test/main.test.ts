@@ -3,10 +3,12 @@
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { createServer, type Server } from 'node:net'
 import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
+import { StartError } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
-import { suiteFixture } from './support/service.js'
+import { fixture, suiteFixture } from './support/service.js'
 import { askVerb } from './support/verb.js'
 
 const fx = suiteFixture()
@@ -47,5 +49,45 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully: exit 0 within
     expect(out()).toMatch(/"msg":"stopped"/)
   } finally {
     proc.kill('SIGKILL')
+  }
+})
+
+async function taken (): Promise<{ port: number, holder: Server }> {
+  const holder = createServer()
+  holder.listen(0, '127.0.0.1')
+  await once(holder, 'listening')
+  return { port: (holder.address() as { port: number }).port, holder }
+}
+
+test('an HTTP port already taken is one line naming HTTP_HOST and HTTP_PORT, exit 1', async () => {
+  const { port, holder } = await taken()
+  try {
+    const { proc, out } = run({ ...server.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'info' })
+    const [code] = await once(proc, 'exit')
+    expect(code).toBe(1)
+    const lines = out().trim().split('\n').filter((l) => !l.startsWith('{'))
+    expect(lines).toEqual([`mesh-provisioner: the gateway cannot listen on HTTP_HOST=127.0.0.1 HTTP_PORT=${port}: the port is already taken; stop what listens there or choose another HTTP_PORT (0 picks a free one)`])
+    expect(out()).not.toMatch(/"level":60|\bat .*\.ts:\d+/)
+  } finally {
+    holder.close()
+  }
+})
+
+test('a start that fails at a later step releases what the earlier ones opened: the NATS connection first of all', async () => {
+  const fx = fixture()
+  const watched = await fx.server({ config: 'http: "127.0.0.1:-1"' })
+  const { port, holder } = await taken()
+  const serviceConnections = async (): Promise<number> => {
+    const connz = await (await fetch(`${watched.monitoringUrl as string}/connz`)).json() as { connections: Array<{ name?: string }> }
+    return connz.connections.filter((c) => c.name === 'mesh-provisioner').length
+  }
+  try {
+    await expect(fx.service(watched, { HTTP_PORT: String(port) })).rejects.toThrow(StartError)
+    await expect.poll(serviceConnections, { timeout: 5000 }).toBe(0)
+    // The connection was there to release: a start that succeeds holds one.
+    await fx.service(watched)
+    expect(await serviceConnections()).toBe(1)
+  } finally {
+    holder.close()
   }
 })

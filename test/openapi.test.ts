@@ -59,7 +59,7 @@ describe('the OpenAPI document', () => {
   it('takes on each list route exactly the fields that narrow its question, then after and limit', () => {
     const names = (path: string) => doc.paths[path]?.['get']?.parameters?.map((p) => `${p.in}:${p.name}`)
     expect(names('/v1/registry')).toEqual(['query:kind', 'query:after', 'query:limit'])
-    expect(names('/v1/needs')).toEqual(['query:node', 'query:module', 'query:kind', 'query:after', 'query:limit'])
+    expect(names('/v1/needs')).toEqual(['query:node', 'query:module', 'query:kind', 'query:name', 'query:after', 'query:limit'])
     expect(names('/v1/applied')).toEqual(['query:node', 'query:module', 'query:after', 'query:limit'])
     expect(names('/v1/collect')).toEqual(['query:node', 'query:module', 'query:contributor', 'query:collection', 'query:after', 'query:limit'])
     expect(names('/v1/registry/{kind}')).toEqual(['path:kind'])

@@ -60,6 +60,20 @@ describe('needs', () => {
     expect(reply.body.outOfShape).toEqual([{ key: 'ace.gitea', revision: expect.any(Number), reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' }])
   })
 
+  test('by name across nodes and modules: who needs forge-account', async () => {
+    const reply = await askVerb(nc, { what: 'needs', name: 'forge-account' })
+    expect(reply.code).toBe(200)
+    expect(reply.body.entries.length).toBeGreaterThan(0)
+    expect(reply.body.entries.every((e: { name: string }) => e.name === 'forge-account')).toBe(true)
+    expect(reply.body.total).toBe(reply.body.entries.length)
+  })
+
+  test('a Go struct marshalled without omitempty: its zero values count as not given', async () => {
+    const zero = { what: '', node: '', module: '', contributor: '', kind: '', name: '', collection: '', after: '', limit: 0 }
+    expect(await askVerb(nc, zero)).toEqual(await askVerb(nc, { what: 'registry' }))
+    expect(await askVerb(nc, { ...zero, what: 'needs', node: 'ace', module: 'gitea' })).toEqual(await askVerb(nc, { what: 'needs', node: 'ace', module: 'gitea' }))
+  })
+
   test('narrowed by kind across nodes; revision is the last the answer reflects', async () => {
     const reply = await askVerb(nc, { what: 'needs', kind: 'secret' })
     expect(reply.body.entries.every((e: { kind: string }) => e.kind === 'secret')).toBe(true)
@@ -155,7 +169,7 @@ describe('discovery ($SRV)', () => {
     const endpoint = info.endpoints[0]
     expect(endpoint).toMatchObject({ name: 'provisioning', subject: 'mesh-provisioner.provisioning', queue_group: 'mesh-provisioner' })
     const requestSchema = JSON.parse(endpoint.metadata.request_schema)
-    expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'collection', 'after', 'limit'])
+    expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit'])
     expect(JSON.parse(endpoint.metadata.response_schema).anyOf).toHaveLength(4)
     const stats = JSON.parse((await nc.request('$SRV.STATS.mesh-provisioner', '', { timeout: 2000 })).string())
     expect(stats.endpoints[0].num_requests).toBeGreaterThan(10)

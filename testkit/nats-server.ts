@@ -38,7 +38,7 @@ export interface NatsServerOptions {
 }
 
 /** The listening ports a server wrote to its ports file, by what listens. */
-interface Ports { nats?: string[], cluster?: string[] }
+interface Ports { nats?: string[], cluster?: string[], monitoring?: string[] }
 
 const portOf = (url: string | undefined): number | undefined => url === undefined ? undefined : Number(new URL(url).port)
 
@@ -46,7 +46,7 @@ export class NatsServer {
   private proc: ChildProcess | undefined
   private exited: Promise<void> | undefined
   log = ''
-  private ports: { client: number, cluster?: number } = { client: 0 }
+  private ports: { client: number, cluster?: number, monitoring?: string } = { client: 0 }
   private cluster: { name: string, jetstream: boolean, routes: number[] } | undefined
 
   private constructor (readonly dir: string, private readonly opts: NatsServerOptions) {}
@@ -85,6 +85,11 @@ export class NatsServer {
   /** The cluster (route) port, when the server is in a cluster; kept across restarts like `port`. */
   get clusterPort (): number | undefined {
     return this.ports.cluster
+  }
+
+  /** The monitoring endpoint's URL, when the configuration asks for one (`http: "127.0.0.1:-1"`). */
+  get monitoringUrl (): string | undefined {
+    return this.ports.monitoring
   }
 
   get url (): string {
@@ -150,7 +155,7 @@ export class NatsServer {
       proc.once('error', (err) => reject(new Error(`could not start ${natsServerBin()}: ${err.message}; install Debian's nats-server package or set NATS_SERVER_BIN`)))
     })
     const ports = await this.portsFile(proc.pid as number)
-    this.ports = { client: portOf(ports.nats?.[0]) ?? 0, cluster: portOf(ports.cluster?.[0]) }
+    this.ports = { client: portOf(ports.nats?.[0]) ?? 0, cluster: portOf(ports.cluster?.[0]), monitoring: ports.monitoring?.[0] }
   }
 
   /** Waits for the ports file the server writes once it listens (`<binary>_<pid>.ports`), and reads it. */

@@ -23,8 +23,28 @@ export interface BusOptions {
 }
 
 export interface Bus {
-  service: Service
+  /** The micro service serving the verb now: a new one replaces it when its subscription ends under it. */
+  readonly service: Service
+  /** Whether the verb is being served (false from its subscription's end until it is served again). */
+  serving (): boolean
   stop (): Promise<void>
+}
+
+/** The first wait before serving the verb again; it doubles while the verb keeps failing, up to the second. */
+const AGAIN_MS = [1000, 30_000] as const
+
+/**
+ * Counts an error reply in the endpoint's own stats: nats.js 2.29 counts only errors thrown out of a
+ * handler (and answers those with an empty body), where nats.go counts every error reply it sends
+ * (SPEC §4). The stats object is nats.js's own, found by the endpoint's name; a nats.js that keeps
+ * it elsewhere fails the start here rather than under-count quietly.
+ */
+function errorCounter (service: Service, endpoint: string): (err: Error) => void {
+  const endpoints = (service as unknown as { handlers?: Array<{ name?: string, stats?: { countError?: unknown } }> }).handlers
+  const stats = endpoints?.find((e) => e.name === endpoint)?.stats
+  const countError = stats?.countError
+  if (typeof countError !== 'function') throw new Error(`nats.js keeps the stats of endpoint ${endpoint} where src/bus/service.ts does not find them; error replies would go uncounted`)
+  return (err) => { countError.call(stats, err) }
 }
 
 const utf8 = new TextEncoder()
@@ -46,7 +66,8 @@ function readPayload (data: Uint8Array): unknown {
   }
 }
 
-export async function startBus ({ nc, provisioning, subject, version, log, metrics }: BusOptions): Promise<Bus> {
+/** One micro service serving the verb until it stops. */
+async function serve ({ nc, provisioning, subject, version, log, metrics }: BusOptions): Promise<Service> {
   const service = await nc.services.add({
     name: SERVICE_NAME,
     version,
@@ -54,6 +75,7 @@ export async function startBus ({ nc, provisioning, subject, version, log, metri
     queue: SERVICE_NAME
   })
 
+  let countError: (err: Error) => void = () => {}
   const handle = (msg: ServiceMsg): void => {
     const started = process.hrtime.bigint()
     let route = 'invalid'
@@ -68,7 +90,9 @@ export async function startBus ({ nc, provisioning, subject, version, log, metri
       outcome = e.code
       if (e.code === 'INTERNAL') log.error({ err }, 'the verb failed to answer')
       // A header value cannot hold CR or LF (nats.js throws and the reply becomes a bodiless 500).
-      msg.respondError(MICRO_CODE[e.code], e.message.replace(/[\r\n]+/g, ' '), utf8.encode(JSON.stringify(e.toBody())))
+      const text = e.message.replace(/[\r\n]+/g, ' ')
+      msg.respondError(MICRO_CODE[e.code], text, utf8.encode(JSON.stringify(e.toBody())))
+      countError(new Error(`${MICRO_CODE[e.code]} ${e.code}: ${text}`))
     } finally {
       metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
     }
@@ -76,23 +100,78 @@ export async function startBus ({ nc, provisioning, subject, version, log, metri
 
   service.addEndpoint(ENDPOINT_NAME, {
     subject,
-    handler: (err, msg) => {
-      if (err) {
-        log.error({ err }, 'the verb\'s subscription failed')
-        return
-      }
-      handle(msg)
-    },
+    // nats.js closes the whole service on a subscription error before a handler sees it; the
+    // service's `stopped` says so (startBus follows it).
+    handler: (err, msg) => { if (!err) handle(msg) },
     metadata: {
       request_schema: JSON.stringify(ProvisioningRequest),
       response_schema: JSON.stringify(ProvisioningAnswer)
     }
   })
+  try {
+    countError = errorCounter(service, ENDPOINT_NAME)
+    // Served means the server has the subscriptions: a request sent right after finds a responder.
+    await nc.flush()
+  } catch (err) {
+    await service.stop()
+    throw err
+  }
+  return service
+}
+
+/**
+ * Serves the verb, and serves it again when its subscription ends under it (a permission taken
+ * away, a server that drops it): nats.js then stops the whole micro service, and a process that
+ * looks healthy while answering nothing is the one outcome not to allow.
+ */
+export async function startBus (opts: BusOptions): Promise<Bus> {
+  const { nc, subject, version, log } = opts
+  let service = await serve(opts)
+  let serving = true
+  let stopping = false
+  let since = Date.now()
+  let againMs: number = AGAIN_MS[0]
+  let timer: NodeJS.Timeout | undefined
+
+  const follow = (current: Service): void => {
+    void current.stopped.then((err) => {
+      if (stopping || current !== service) return
+      serving = false
+      if (Date.now() - since > AGAIN_MS[1]) againMs = AGAIN_MS[0]
+      log.error({ err, subject, againMs }, 'the verb is not served: its subscription ended under it; serving it again in %d ms', againMs)
+      if (!nc.isClosed()) timer = setTimeout(() => { void again() }, againMs)
+      againMs = Math.min(againMs * 2, AGAIN_MS[1])
+    })
+  }
+  const again = async (): Promise<void> => {
+    if (stopping) return
+    try {
+      const next = await serve(opts)
+      if (stopping) {
+        await next.stop()
+        return
+      }
+      service = next
+      serving = true
+      since = Date.now()
+      log.warn({ subject }, 'the verb is served again')
+      follow(service)
+    } catch (err) {
+      if (stopping) return
+      log.error({ err, subject, againMs }, 'the verb could not be served again; trying in %d ms', againMs)
+      timer = setTimeout(() => { void again() }, againMs)
+      againMs = Math.min(againMs * 2, AGAIN_MS[1])
+    }
+  }
+  follow(service)
   log.info({ subject, version }, 'verb serving')
 
   return {
-    service,
+    get service () { return service },
+    serving: () => serving,
     async stop () {
+      stopping = true
+      clearTimeout(timer)
       await service.stop()
     }
   }

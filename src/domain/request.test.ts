@@ -9,7 +9,8 @@ describe('readQuery reads', () => {
     [{ what: 'needs', node: 'n1', module: 'gitea', kind: 'secret', limit: 5 }, { what: 'needs', filter: { node: 'n1', module: 'gitea', kind: 'secret' }, limit: 5 }],
     [{ what: 'applied', node: 'n1', after: 'n1.a' }, { what: 'applied', filter: { node: 'n1' }, after: 'n1.a' }],
     [{ what: 'collect', module: 'gitea', collection: 'shell:zsh:normal' }, { what: 'collect', filter: { contributor: 'gitea', collection: 'shell:zsh:normal' } }],
-    [{ what: 'collect', contributor: 'gitea', module: 'gitea' }, { what: 'collect', filter: { contributor: 'gitea' } }]
+    [{ what: 'collect', contributor: 'gitea', module: 'gitea' }, { what: 'collect', filter: { contributor: 'gitea' } }],
+    [{ what: 'needs', kind: 'secret', name: 'forge-account' }, { what: 'needs', filter: { kind: 'secret', name: 'forge-account' } }]
   ])('%j', (input, query) => {
     expect(readQuery(input)).toEqual(query)
   })
@@ -27,16 +28,20 @@ describe('readQuery refuses, naming the field and what works', () => {
     [{ toString: 'x' }, 'toString', /"toString" is not a request field/],
     [{ what: 'needs', node: 'n1.x' }, 'node', /node: "n1.x" will not do; it takes one key token/],
     [{ what: 'needs', node: 7 }, 'node', /node: 7 will not do/],
-    [{ what: 'needs', module: '' }, 'module', /module: "" will not do/],
-    [{ what: 'needs', limit: 0 }, 'limit', /limit: 0 will not do; it takes a whole number from 1 to 10000/],
+    [{ what: 'needs', limit: -1 }, 'limit', /limit: -1 will not do; it takes a whole number from 1 to 10000/],
     [{ what: 'needs', limit: 1.5 }, 'limit', /limit: 1.5/],
     [{ what: 'needs', limit: '5' }, 'limit', /limit: "5"/],
-    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, after, limit/],
+    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, name, after, limit/],
     [{ what: 'applied', kind: 'secret' }, 'kind', /kind does not narrow what=applied/],
     [{ kind: 'secret', node: 'n1' }, 'node', /node does not narrow what=registry; registry takes kind, after, limit/],
     [{ what: 'collect', module: 'a', contributor: 'b' }, 'contributor', /name the contributor twice/],
     [{ what: 'collect', collection: 'a\ud800' }, 'collection', /lone surrogate/],
-    [{ what: 'collect', collection: '' }, 'collection', /collection: "" will not do/]
+    [{ what: 'needs', name: 'a.b' }, 'name', /name: "a.b" will not do; it takes one key token/],
+    [{ what: 'applied', name: 'x' }, 'name', /name does not narrow what=applied; applied takes node, module, after, limit/],
+    [{ what: 'needs', node: ' ' }, 'node', /node: " " will not do/],
+    [{ what: 'needs', limit: false }, 'limit', /limit: false will not do/],
+    [{ what: '', nodes: '' }, 'nodes', /"nodes" is not a request field/],
+    [{ constructor: 'x' }, 'constructor', /"constructor" is not a request field/]
   ])('%j', (input, field, message) => {
     let caught: unknown
     try { readQuery(input) } catch (err) { caught = err }
@@ -67,10 +72,8 @@ describe('readParameters reads a query string as the verb reads the same fields'
   })
 
   test.each([
-    [{ limit: '0' }, { what: 'needs', limit: 0 }],
     [{ limit: '1.5' }, { what: 'needs', limit: 1.5 }],
     [{ limit: 'abc' }, { what: 'needs', limit: 'abc' }],
-    [{ limit: '' }, { what: 'needs', limit: '' }],
     [{ limit: ['1', '2'] }, { what: 'needs', limit: ['1', '2'] }],
     [{ node: ['a', 'b'] }, { what: 'needs', node: ['a', 'b'] }],
     [{ node: 'a b' }, { what: 'needs', node: 'a b' }],
@@ -82,7 +85,7 @@ describe('readParameters reads a query string as the verb reads the same fields'
   test.each(['foo', 'what', 'constructor', '__proto__', 'toString', 'hasOwnProperty'])('an unknown parameter %s is refused naming it and what the route takes', (name) => {
     const parameters = JSON.parse(`{${JSON.stringify(name)}:"x"}`) as object
     expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual({
-      error: { code: 'BAD_REQUEST', message: `"${name}" is not a parameter of GET /v1/needs; it takes node, module, kind, after, limit`, field: name }
+      error: { code: 'BAD_REQUEST', message: `"${name}" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit`, field: name }
     })
   })
 
@@ -90,5 +93,19 @@ describe('readParameters reads a query string as the verb reads the same fields'
     expect(refusalOf(() => readParameters('registry', { kind: 'secret' }, 'GET /v1/registry/:kind', []))).toEqual({
       error: { code: 'BAD_REQUEST', message: '"kind" is not a parameter of GET /v1/registry/:kind; it takes none', field: 'kind' }
     })
+  })
+})
+
+describe('a field at its type\'s zero value counts as not given, as a Go struct without omitempty sends it', () => {
+  const goStruct = { what: '', node: '', module: '', contributor: '', kind: '', name: '', collection: '', after: '', limit: 0 }
+  test.each([
+    [goStruct, { what: 'registry', filter: {} }],
+    [{ what: '', node: '', collection: '', limit: 0 }, { what: 'registry', filter: {} }],
+    [{ ...goStruct, what: 'needs', node: 'n1' }, { what: 'needs', filter: { node: 'n1' } }],
+    [{ ...goStruct, what: 'applied', limit: 5 }, { what: 'applied', filter: {}, limit: 5 }],
+    [{ ...goStruct, what: 'collect', collection: 'shell:zsh:normal', after: 'n1.x.y' }, { what: 'collect', filter: { collection: 'shell:zsh:normal' }, after: 'n1.x.y' }],
+    [{ what: null, kind: null, limit: null }, { what: 'registry', filter: {} }]
+  ])('%j', (input, query) => {
+    expect(readQuery(input)).toEqual(query)
   })
 })

@@ -23,6 +23,7 @@ const WORKS: Record<RequestField, string> = {
   module: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "gitea")',
   contributor: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "gitea")',
   kind: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "secret")',
+  name: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "forge-account")',
   collection: 'a collection name of 1 to 256 characters (e.g. "shell:zsh:normal")',
   after: 'the `next` of an earlier answer (a key of 1 to 1024 characters)',
   limit: `a whole number from 1 to ${MAX_LIMIT}`
@@ -33,17 +34,26 @@ function shown (value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
+/**
+ * Go's zero values: a client that marshals a struct without `omitempty` sends every field, the
+ * ones it means nothing by as `""`, `null` or `0`, and those count as not given (SPEC §4).
+ */
+export function isZeroValue (value: unknown): boolean {
+  return value === '' || value === null || value === 0
+}
+
 /** Validates a request object (already parsed from JSON or a query string). */
 export function readQuery (input: unknown): Query {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw badRequest(undefined, `the request must be a JSON object such as {"what":"needs","node":"n1"}; got ${shown(input)}`)
   }
-  const request = input as Record<string, unknown>
-  for (const field of Object.keys(request)) {
+  const request: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(input)) {
     // Own fields only: `constructor` or `toString` is an unknown field like any other.
     if (!Object.hasOwn(WORKS, field)) {
       throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
     }
+    if (!isZeroValue(value)) request[field] = value
   }
   if (!check.Check(request)) {
     for (const field of Object.keys(WORKS) as RequestField[]) {

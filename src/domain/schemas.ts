@@ -21,6 +21,7 @@ export const RequestFields = {
   module: token('Only this module; for collect, the contributor.', 'gitea'),
   contributor: token('For collect: only this contributor (the same as `module`).', 'gitea'),
   kind: token('Only this kind of placeholder (registry: the kind answered; needs: the kind needed).', 'secret'),
+  name: token('For needs: only needs of this name.', 'forge-account'),
   collection: Type.String({
     minLength: 1,
     maxLength: 256,
@@ -38,13 +39,17 @@ export const RequestFields = {
 
 export type RequestField = keyof typeof RequestFields
 
-/** The verb's request: a JSON object; an empty payload means `{"what":"registry"}`. */
+/**
+ * The verb's request: a JSON object; an empty payload means `{"what":"registry"}`. A field holding
+ * its type's zero value counts as not given (readQuery drops it before this schema checks).
+ */
 export const ProvisioningRequest = Type.Object({
   what: Type.Optional(RequestFields.what),
   node: Type.Optional(RequestFields.node),
   module: Type.Optional(RequestFields.module),
   contributor: Type.Optional(RequestFields.contributor),
   kind: Type.Optional(RequestFields.kind),
+  name: Type.Optional(RequestFields.name),
   collection: Type.Optional(RequestFields.collection),
   after: Type.Optional(RequestFields.after),
   limit: Type.Optional(RequestFields.limit)
@@ -54,7 +59,7 @@ export type ProvisioningRequest = Static<typeof ProvisioningRequest>
 /** Which request fields narrow each question, beside `what`, `after` and `limit`. */
 export const NARROWED_BY = {
   registry: ['kind'],
-  needs: ['node', 'module', 'kind'],
+  needs: ['node', 'module', 'kind', 'name'],
   applied: ['node', 'module'],
   collect: ['node', 'module', 'contributor', 'collection']
 } as const satisfies Record<What, readonly RequestField[]>

@@ -13,7 +13,7 @@ import { registerDocs } from './docs.js'
 import { noRoute, refuseMethod, replyError } from './errors.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
-import { SHARED_SCHEMAS } from './schemas.js'
+import { SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
 
@@ -34,6 +34,8 @@ export interface AppDeps {
   version: string
   /** The most bytes one answer may take (the bus connection's max payload, read per request). */
   maxAnswerBytes: () => number
+  /** Whether the verb is served, for readiness. */
+  verb: () => VerbState
   /** The bearer tokens now (SPEC §9); absent: the gateway is open. */
   tokens?: () => readonly Token[]
   /** Serve HTTPS only, with this certificate and key. */

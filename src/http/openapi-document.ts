@@ -21,7 +21,8 @@ export async function openApiText (version: string): Promise<string> {
     log: pino({ level: 'silent' }),
     corsOrigins: [],
     version,
-    maxAnswerBytes: () => 0
+    maxAnswerBytes: () => 0,
+    verb: () => 'starting'
   })
   try {
     await app.ready()

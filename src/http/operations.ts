@@ -6,21 +6,23 @@ import { Type, type Static } from 'typebox'
 import type { RegistryRun } from '../domain/schemas.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
-import { Health, type Readiness } from './schemas.js'
+import { Health, type Readiness, type VerbState } from './schemas.js'
 
 export interface OperationsDeps {
   views: Views
   writer: { readonly last: RegistryRun | undefined }
   metrics: Metrics
   version: string
+  verb: () => VerbState
 }
 
-/** Ready when connected and every view is live or its bucket known absent (SPEC §5). */
-export function readiness ({ views, writer }: Pick<OperationsDeps, 'views' | 'writer'>): Static<typeof Readiness> {
+/** Ready when connected, every view is live or its bucket known absent (SPEC §5), and the verb served. */
+export function readiness ({ views, writer, verb }: Pick<OperationsDeps, 'views' | 'writer' | 'verb'>): Static<typeof Readiness> {
   const buckets = views.status()
   const connected = views.connected()
   const settled = Object.values(buckets).every((s) => s.state === 'live' || s.state === 'absent')
-  return { ready: connected && settled, connected, buckets, registryWriter: writer.last ?? null }
+  const served = verb()
+  return { ready: connected && settled && served === 'serving', connected, verb: served, buckets, registryWriter: writer.last ?? null }
 }
 
 export function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
@@ -42,10 +44,10 @@ export function registerOperations (app: FastifyInstance, deps: OperationsDeps):
       tags: ['operations'],
       operationId: 'readiness',
       summary: 'Whether this instance can answer.',
-      description: 'Ready (200) when connected to NATS and every bucket\'s view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready); 503 otherwise. The body says, per bucket, its state, revision, key count and out-of-shape count, and the registry writer\'s last run.',
+      description: 'Ready (200) when connected to NATS, every bucket\'s view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready) and the verb is served; 503 otherwise. The body says whether the verb is served, per bucket its state, revision, key count and out-of-shape count, and the registry writer\'s last run.',
       response: {
         200: Type.Ref('Readiness', { description: 'Ready.' }),
-        503: Type.Ref('Readiness', { description: 'Not ready: cut off from NATS, or a view still loading.' })
+        503: Type.Ref('Readiness', { description: 'Not ready: cut off from NATS, a view still loading, or the verb not served.' })
       }
     }
   }, async (_request, reply) => {

@@ -1,7 +1,7 @@
 // The HTTP-only shapes, built from the domain schemas: each route's query string is the domain's
 // request fields that narrow its question, and responses name the domain's answer documents.
 
-import { Type, type TObject, type TSchema } from 'typebox'
+import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { type What } from '../domain/buckets.js'
 import { Answers, Entries, ErrorBody, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/schemas.js'
 
@@ -35,9 +35,16 @@ export const KindParams = Type.Object({
 /** The registry entry on its own, named for the OpenAPI document. */
 export const RegistryEntry = { ...Entries.registry, $id: 'RegistryEntry' }
 
+/** Whether the verb is served: only once the views are settled, and never quietly lost. */
+export const VerbState = Type.Union([Type.Literal('starting'), Type.Literal('serving'), Type.Literal('down')], {
+  description: '`starting`: not served until every view is live or its bucket known absent; `serving`: the verb and discovery answer; `down`: its subscription ended under the service, which is serving it again.'
+})
+export type VerbState = Static<typeof VerbState>
+
 export const Readiness = Type.Object({
-  ready: Type.Boolean({ description: 'Connected, and every view live or its bucket known absent.' }),
+  ready: Type.Boolean({ description: 'Connected, every view live or its bucket known absent, and the verb served.' }),
   connected: Type.Boolean({ description: 'Whether the NATS connection is up.' }),
+  verb: VerbState,
   buckets: Type.Object({
     registry: ViewStatus,
     needs: ViewStatus,
