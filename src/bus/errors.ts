@@ -5,6 +5,7 @@ import type { ErrorCode } from '../domain/errors.js'
 export const MICRO_CODE: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   NOT_FOUND: 400,
+  CURSOR_EXPIRED: 410,
   NOT_READY: 503,
   BUCKET_MISSING: 503,
   INTERNAL: 500

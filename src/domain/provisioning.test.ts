@@ -1,13 +1,16 @@
 // The answer document built from contents (no NATS here: entries are applied as a watch would).
 
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import type { KvEntry } from 'nats'
 import { keyOf, type What } from './buckets.js'
+import { generationOf, parseCursor } from './cursor.js'
 import { createProvisioning } from './provisioning.js'
 import { Contents } from './view.js'
 import type { Views } from './views.js'
 
 let revision = 0
+const CREATED = '2026-11-29T09:40:00.123456789Z'
 function put (c: Contents, key: string, value: string | Uint8Array, operation: 'PUT' | 'DEL' | 'PURGE' = 'PUT'): void {
   c.apply({ key, value: typeof value === 'string' ? new TextEncoder().encode(value) : value, revision: ++revision, created: new Date(Date.UTC(2026, 10, 29, 9, 40)), operation, bucket: 'b', delta: 0, length: 0 } as unknown as KvEntry)
 }
@@ -18,11 +21,11 @@ function provisioningOver (what: What, contents: Contents, stale = false) {
 }
 
 function parse (json: string) {
-  return JSON.parse(json) as { entries: Array<Record<string, unknown>>, outOfShape: Array<Record<string, unknown>>, total: number, next?: string, cut?: { reason: string, omitted: number }, revision: number, stale: boolean, outOfShapeOmitted?: number }
+  return JSON.parse(json) as { cursor?: string, deleted?: Array<Record<string, unknown>>, entries: Array<Record<string, unknown>>, outOfShape: Array<Record<string, unknown>>, total: number, next?: string, cut?: { reason: string, omitted: number }, revision: number, stale: boolean, outOfShapeOmitted?: number }
 }
 
 describe('needs', () => {
-  const c = new Contents('needs', 'now')
+  const c = new Contents('needs', CREATED)
   for (const node of ['n1', 'n2', 'n1-b']) {
     for (const module of ['gitea', 'mail']) {
       for (const kind of ['secret', 'port']) put(c, keyOf('needs', { node, module, kind, name: 'x' }), `{"n":"${node}"}`)
@@ -38,7 +41,7 @@ describe('needs', () => {
   const p = provisioningOver('needs', c)
 
   test('the answer document, sorted by key, with every field', () => {
-    const a = parse(p.needs({ filter: { node: 'n1', module: 'gitea' } }).json)
+    const a = parse(p.ask({ what: 'needs', filter: { node: 'n1', module: 'gitea' } }).json)
     expect(a).toMatchObject({ what: 'needs', bucket: 'mesh-provisioner_needs', revision: last, total: 4, stale: false })
     expect(a.entries.map((e) => e['key'])).toEqual(['n1.gitea.bin.x', 'n1.gitea.port.x', 'n1.gitea.secret.x', 'n1.gitea.text.x'])
     expect(a.entries[1]).toEqual({ key: 'n1.gitea.port.x', node: 'n1', module: 'gitea', kind: 'port', name: 'x', value: { n: 'n1' }, revision: expect.any(Number), updated: '2026-11-29T09:40:00.000Z' })
@@ -50,31 +53,31 @@ describe('needs', () => {
   })
 
   test('sorting is by the key text: n1-b sorts before n1.', () => {
-    const a = parse(p.needs({ filter: { kind: 'secret' } }).json)
+    const a = parse(p.ask({ what: 'needs', filter: { kind: 'secret' } }).json)
     expect(a.entries.map((e) => e['key'])).toEqual(['n1-b.gitea.secret.x', 'n1-b.mail.secret.x', 'n1.gitea.secret.x', 'n2.gitea.secret.x', 'n2.mail.secret.x'])
   })
 
   test('deleted keys are not entries', () => {
-    expect(parse(p.needs({ filter: { node: 'n1', module: 'mail' } }).json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.x'])
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'n1', module: 'mail' } }).json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.x'])
   })
 
   test('out-of-shape keys are listed unless a token they have contradicts the filter', () => {
-    const keys = (filter: Record<string, string>) => parse(p.needs({ filter }).json).outOfShape.map((o) => o['key'])
+    const keys = (filter: Record<string, string>) => parse(p.ask({ what: 'needs', filter }).json).outOfShape.map((o) => o['key'])
     expect(keys({})).toEqual(['n1.gitea', 'n2.mail.secret'])
     expect(keys({ node: 'n1' })).toEqual(['n1.gitea'])
     expect(keys({ node: 'n2', kind: 'secret' })).toEqual(['n2.mail.secret'])
     expect(keys({ node: 'n1', kind: 'secret' })).toEqual(['n1.gitea'])
     expect(keys({ module: 'mail' })).toEqual(['n2.mail.secret'])
-    expect(parse(p.needs({ filter: {} }).json).outOfShape[0]).toEqual({ key: 'n1.gitea', revision: expect.any(Number), reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' })
+    expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape[0]).toEqual({ key: 'n1.gitea', revision: expect.any(Number), reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' })
   })
 
   test('limit cuts and next continues, every key exactly once', () => {
     for (const filter of [{}, { kind: 'secret' }, { node: 'n1' }, { node: 'n1', kind: 'port' }] as Array<Record<string, string>>) {
-      const all = parse(p.needs({ filter }).json).entries.map((e) => e['key'])
+      const all = parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
       const seen: unknown[] = []
       let after: string | undefined
       for (let page = 0; page < 20; page++) {
-        const a = parse(p.needs({ filter, limit: 2, ...(after === undefined ? {} : { after }) }).json)
+        const a = parse(p.ask({ what: 'needs', filter, limit: 2, ...(after === undefined ? {} : { after }) }).json)
         expect(a.total).toBe(all.length)
         seen.push(...a.entries.map((e) => e['key']))
         if (!a.cut) break
@@ -87,11 +90,11 @@ describe('needs', () => {
 
   test('an answer never exceeds maxBytes: it is cut for payload and pages to the end', () => {
     const maxBytes = 1500
-    const all = parse(p.needs({ filter: {} }).json).entries.map((e) => e['key'])
+    const all = parse(p.ask({ what: 'needs', filter: {} }).json).entries.map((e) => e['key'])
     const seen: unknown[] = []
     let after: string | undefined
     for (let page = 0; page < 50; page++) {
-      const answer = p.needs({ filter: {}, ...(after === undefined ? {} : { after }) }, { maxBytes })
+      const answer = p.ask({ what: 'needs', filter: {}, ...(after === undefined ? {} : { after }) }, { maxBytes })
       expect(Buffer.byteLength(answer.json)).toBeLessThanOrEqual(maxBytes)
       const a = parse(answer.json)
       seen.push(...a.entries.map((e) => e['key']))
@@ -104,12 +107,12 @@ describe('needs', () => {
   })
 
   test('stale is said', () => {
-    expect(parse(provisioningOver('needs', c, true).needs({ filter: {} }).json).stale).toBe(true)
+    expect(parse(provisioningOver('needs', c, true).ask({ what: 'needs', filter: {} }).json).stale).toBe(true)
   })
 })
 
 describe('collect', () => {
-  const c = new Contents('collect', 'now')
+  const c = new Contents('collect', CREATED)
   put(c, keyOf('collect', { node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea' }), '{}')
   put(c, keyOf('collect', { node: 'n1', collection: 'shell:zsh:normal', contributor: 'mail' }), '{}')
   put(c, keyOf('collect', { node: 'n2', collection: 'environment', contributor: 'gitea' }), '{}')
@@ -118,63 +121,63 @@ describe('collect', () => {
   const p = provisioningOver('collect', c)
 
   test('narrowed by the decoded collection name and the contributor', () => {
-    const a = parse(p.collect({ filter: { collection: 'shell:zsh:normal', contributor: 'gitea' } }).json)
+    const a = parse(p.ask({ what: 'collect', filter: { collection: 'shell:zsh:normal', contributor: 'gitea' } }).json)
     expect(a.entries).toEqual([{ key: 'n1.shell=3Azsh=3Anormal.gitea', node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea', value: {}, revision: expect.any(Number), updated: expect.any(String) }])
     // Its collection token "shell=3azsh" is not how shell:zsh:normal is written: a contradiction.
     expect(a.outOfShape).toEqual([])
-    expect(parse(p.collect({ filter: { contributor: 'gitea' } }).json).outOfShape.map((o) => o['key'])).toEqual(['n1.shell=3azsh.gitea'])
-    expect(parse(p.collect({ filter: { contributor: 'mail' } }).json).outOfShape).toEqual([])
+    expect(parse(p.ask({ what: 'collect', filter: { contributor: 'gitea' } }).json).outOfShape.map((o) => o['key'])).toEqual(['n1.shell=3azsh.gitea'])
+    expect(parse(p.ask({ what: 'collect', filter: { contributor: 'mail' } }).json).outOfShape).toEqual([])
   })
 })
 
 describe('changes after the snapshot', () => {
-  const c = new Contents('needs', 'now')
+  const c = new Contents('needs', CREATED)
   const key = keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'x' })
   put(c, key, '{"v":1}')
   put(c, 'n1.gitea.odd', '{}')
   c.buildIndexes()
   const p = provisioningOver('needs', c)
-  const keysOf = (filter: Record<string, string>): unknown[] => parse(p.needs({ filter }).json).entries.map((e) => e['key'])
+  const keysOf = (filter: Record<string, string>): unknown[] => parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
 
   test('an update replaces the value and keeps the key in every index it was in', () => {
     put(c, key, '{"v":2}')
     for (const filter of [{}, { node: 'n1' }, { module: 'gitea' }, { kind: 'secret' }, { node: 'n1', module: 'gitea' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) {
       expect(keysOf(filter)).toContain(key)
     }
-    expect(parse(p.needs({ filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
+    expect(parse(p.ask({ what: 'needs', filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
   })
 
   test('a delete takes the key out of every index, and a put brings it back', () => {
     put(c, key, '', 'DEL')
     for (const filter of [{}, { node: 'n1' }, { kind: 'secret' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) expect(keysOf(filter)).not.toContain(key)
     put(c, key, '{"v":3}')
-    expect(parse(p.needs({ filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
   })
 
   test('an out-of-shape key is updated and deleted in place', () => {
     put(c, 'n1.gitea.odd', 'not json')
-    expect(parse(p.needs({ filter: {} }).json).outOfShape).toEqual([expect.objectContaining({ key: 'n1.gitea.odd', revision })])
+    expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape).toEqual([expect.objectContaining({ key: 'n1.gitea.odd', revision })])
     put(c, 'n1.gitea.odd', '', 'PURGE')
-    expect(parse(p.needs({ filter: {} }).json).outOfShape).toEqual([])
+    expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape).toEqual([])
   })
 })
 
 test('a value that is not UTF-8 is held as a copy of its bytes until it is answered', () => {
-  const c = new Contents('applied', 'now')
+  const c = new Contents('applied', CREATED)
   const bytes = new Uint8Array([0xff, 0x01])
   put(c, 'n1.bin', bytes)
   c.buildIndexes()
   bytes[0] = 0x41
-  expect(parse(provisioningOver('applied', c).applied({ filter: {} }).json).entries[0]).toMatchObject({ rawBase64: Buffer.from([0xff, 0x01]).toString('base64') })
+  expect(parse(provisioningOver('applied', c).ask({ what: 'applied', filter: {} }).json).entries[0]).toMatchObject({ rawBase64: Buffer.from([0xff, 0x01]).toString('base64') })
 })
 
 describe('an entry larger than an answer may carry', () => {
   test('is answered with a problem instead of its value, so paging goes on', () => {
-    const c = new Contents('applied', 'now')
+    const c = new Contents('applied', CREATED)
     put(c, 'n1.big', JSON.stringify({ blob: 'x'.repeat(5000) }))
     put(c, 'n1.small', '{}')
     c.buildIndexes()
-    const a = parse(provisioningOver('applied', c).applied({ filter: {} }, { maxBytes: 2000 }).json)
+    const a = parse(provisioningOver('applied', c).ask({ what: 'applied', filter: {} }, { maxBytes: 2000 }).json)
     expect(a.entries[0]).toMatchObject({ key: 'n1.big', node: 'n1', module: 'big', problem: expect.stringMatching(/more than one answer here may carry/) })
     expect(a.entries[0]).not.toHaveProperty('value')
     expect(a.entries[1]).toMatchObject({ key: 'n1.small', value: {} })
@@ -182,26 +185,125 @@ describe('an entry larger than an answer may carry', () => {
 })
 
 test('out-of-shape keys beyond what fits are counted', () => {
-  const c = new Contents('registry', 'now')
+  const c = new Contents('registry', CREATED)
   for (let i = 0; i < 1200; i++) put(c, `odd.${i}`, '{}')
   c.buildIndexes()
-  const a = parse(provisioningOver('registry', c).registry({ filter: {} }).json)
+  const a = parse(provisioningOver('registry', c).ask({ what: 'registry', filter: {} }).json)
   expect(a.outOfShape).toHaveLength(1000)
   expect(a.outOfShapeOmitted).toBe(200)
 })
 
 test('a repeated question is answered from the last build until the bucket moves or staleness changes', () => {
-  const c = new Contents('applied', 'now')
+  const c = new Contents('applied', CREATED)
   put(c, 'n1.a', '{}')
   c.buildIndexes()
   const view = { read: () => c, stale: false }
   const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
-  const first = p.applied({ filter: { node: 'n1' } })
-  expect(p.applied({ filter: { node: 'n1' } })).toBe(first)
-  expect(p.applied({ filter: { node: 'n1' }, limit: 1 })).not.toBe(first)
+  const first = p.ask({ what: 'applied', filter: { node: 'n1' } })
+  expect(p.ask({ what: 'applied', filter: { node: 'n1' } })).toBe(first)
+  expect(p.ask({ what: 'applied', filter: { node: 'n1' }, limit: 1 })).not.toBe(first)
   put(c, 'n1.b', '{}')
-  const moved = p.applied({ filter: { node: 'n1' } })
+  const moved = p.ask({ what: 'applied', filter: { node: 'n1' } })
   expect(parse(moved.json).entries.map((e) => e['key'])).toEqual(['n1.a', 'n1.b'])
   view.stale = true
-  expect(parse(p.applied({ filter: { node: 'n1' } }).json).stale).toBe(true)
+  expect(parse(p.ask({ what: 'applied', filter: { node: 'n1' } }).json).stale).toBe(true)
+})
+
+describe('since: the changes after a cursor', () => {
+  const ops = fc.array(fc.tuple(fc.constantFrom('PUT', 'DEL', 'PURGE'), fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'n2.b', 'n1'), fc.nat(9)), { maxLength: 40 })
+
+  test('applied to the state at the cursor, they give the state now, deletions included, and nothing else', () => {
+    fc.assert(fc.property(ops, ops, fc.constantFrom<Record<string, string>>({}, { node: 'n1' }, { module: 'b' }), fc.integer({ min: 1, max: 3 }), (before, after, filter, limit) => {
+      const c = new Contents('applied', CREATED)
+      const model = new Map<string, string>()
+      const play = (list: typeof before): void => {
+        for (const [op, key, v] of list) {
+          put(c, key, `{"v":${v}}`, op as 'PUT')
+          if (op === 'PUT') model.set(key, `{"v":${v}}`)
+          else model.delete(key)
+        }
+      }
+      play(before)
+      c.buildIndexes()
+      const p = provisioningOver('applied', c)
+      const keeps = (key: string): boolean => Object.entries(filter).every(([f, v]) => key.split('.')[f === 'node' ? 0 : 1] === undefined || key.split('.')[f === 'node' ? 0 : 1] === v)
+      let cursor = parse(p.ask({ what: 'applied', filter }).json).cursor as string
+      // What a client holds: entries with their values, out-of-shape keys (no dot here) as present.
+      const visible = (): Map<string, string> => new Map([...model].filter(([k]) => keeps(k)).map(([k, v]) => [k, k.includes('.') ? v : '{}']))
+      const then = visible()
+      const changedSince = c.revision
+      play(after)
+      const seen = new Map(then)
+      for (let page = 0; page < 100; page++) {
+        const a = parse(p.ask({ what: 'applied', filter, since: parseCursor(cursor), limit }).json)
+        const revisions = [...a.entries, ...(a.deleted ?? []), ...a.outOfShape].map((e) => e['revision'] as number)
+        expect(revisions.every((r) => r > changedSince)).toBe(true)
+        for (const e of [...a.entries, ...a.outOfShape]) seen.set(e['key'] as string, JSON.stringify(e['value'] ?? {}).replace(/\s/g, ''))
+        for (const d of a.deleted ?? []) seen.delete(d['key'] as string)
+        if (!a.cut) {
+          expect(a.cursor).toBe(revisions.length > 0 ? `${Math.max(...revisions)}-${generationOf(CREATED)}` : cursor)
+          break
+        }
+        expect(revisions.length).toBe(limit)
+        cursor = a.cursor as string
+      }
+      expect(seen).toEqual(visible())
+    }))
+  })
+
+  test('entries come in revision order with their fields; a deletion has its fields, an out-of-shape one key and revision alone', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'n1.m.secret.x', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('needs', c)
+    const { cursor } = parse(p.ask({ what: 'needs', filter: {} }).json)
+    put(c, 'n1.m.secret.y', '{"y":1}')
+    put(c, 'n1.m.secret.x', '', 'DEL')
+    put(c, 'n1.odd', '{}')
+    put(c, 'n1.odd', '', 'PURGE')
+    put(c, 'n2.m.port.z', '{}')
+    const a = parse(p.ask({ what: 'needs', filter: {}, since: parseCursor(cursor as string) }).json)
+    expect(a.entries.map((e) => e['key'])).toEqual(['n1.m.secret.y', 'n2.m.port.z'])
+    expect(a.deleted).toEqual([
+      { key: 'n1.m.secret.x', node: 'n1', module: 'm', kind: 'secret', name: 'x', revision: expect.any(Number) },
+      { key: 'n1.odd', revision: expect.any(Number) }
+    ])
+    expect(a.total).toBe(4)
+  })
+
+  test('a cursor of another generation is CURSOR_EXPIRED; one this instance has not reached is NOT_READY', () => {
+    const c = new Contents('applied', CREATED)
+    put(c, 'n1.a', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('applied', c)
+    expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: '5' } })).toThrow(expect.objectContaining({ code: 'CURSOR_EXPIRED', field: 'since' }))
+    expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: c.revision + 1, generation: c.generation } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
+  })
+})
+
+describe('an answer\'s revision and version move only with what it holds', () => {
+  test('a write on node bob leaves node ace\'s answer, revision and version alone; a delete on ace moves them', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    put(c, 'bob.m.secret.b', '{}')
+    put(c, 'gone.m.secret.c', '', 'DEL')
+    c.buildIndexes()
+    const p = provisioningOver('needs', c)
+    const ace = { what: 'needs' as const, filter: { node: 'ace' } }
+    const before = { version: p.version(ace), answer: parse(p.ask(ace).json) }
+    put(c, 'bob.m.secret.b', '{"v":2}')
+    put(c, 'bob.m.secret.new', '{}')
+    put(c, 'bob.m.secret.new', '', 'DEL')
+    expect(p.version(ace)).toBe(before.version)
+    expect(parse(p.ask(ace).json)).toEqual(before.answer)
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'bob' } }).json).revision).toBe(c.revision)
+    put(c, 'ace.m.secret.a', '{"v":2}')
+    const updated = p.version(ace)
+    expect(updated).not.toBe(before.version)
+    expect(parse(p.ask(ace).json).entries[0]).toMatchObject({ value: { v: 2 }, revision: c.revision })
+    put(c, 'ace.m.secret.a', '', 'DEL')
+    expect(p.version(ace)).not.toBe(updated)
+    expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, total: 0 })
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'gone' } }).json).revision).toBeGreaterThan(0)
+  })
 })

@@ -10,6 +10,7 @@ import { RequestFields } from '../domain/schemas.js'
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   NOT_FOUND: 404,
+  CURSOR_EXPIRED: 410,
   NOT_READY: 503,
   BUCKET_MISSING: 503,
   INTERNAL: 500

@@ -73,7 +73,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
     }, async (request, reply) => {
       const query = readQuery({ what, ...request.query })
       const maxBytes = deps.maxAnswerBytes()
-      const etag = etagOf(deps.provisioning.version(what), maxBytes)
+      const etag = etagOf(deps.provisioning.version(query), maxBytes)
       return sendAnswer(request, reply, etag, () => deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }).json)
     })
   }
