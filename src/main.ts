@@ -1,5 +1,5 @@
 // The process: reads the settings, starts the service, and stops it gracefully on SIGTERM/SIGINT.
-// The only place that listens, handles signals or exits.
+// The only place that handles signals or exits; startService (service.ts) wires the parts and listens.
 
 import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'

@@ -1,5 +1,5 @@
 // Prometheus metrics for the whole process on a registry of its own (two instances in one test
-// process must not share counters). Views and the writer are read at scrape time.
+// process must not share counters). Views are read at scrape time; the writer's runs are counted as they end.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { RegistryRun, ViewStatus } from './domain/schemas.js'

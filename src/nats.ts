@@ -3,7 +3,7 @@
 // state logged, and a refused sign-in said at once instead of retried forever.
 
 import { readFileSync } from 'node:fs'
-import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from 'nats'
+import { connect, credsAuthenticator, ErrorCode, NatsError, type ConnectionOptions, type NatsConnection } from 'nats'
 import type { Config } from './config.js'
 import type { Logger } from './domain/logger.js'
 
@@ -17,7 +17,29 @@ export class NatsAuthError extends Error {
 /** The prefix of every reply subject the service subscribes to. */
 export const INBOX_PREFIX = '_INBOX_mesh-provisioner'
 
-const AUTH = /AUTHORIZATION_VIOLATION|AUTHENTICATION_EXPIRED|AUTHENTICATION_TIMEOUT|authorization violation|user authentication|permissions violation for connect/i
+/** The server refused the credentials (authorization violation, user or account expired) or never took them in time. */
+function refusedSignIn (err: unknown): boolean {
+  return err instanceof NatsError && (err.isAuthError() || err.isAuthTimeout())
+}
+
+// nats.js passes Node's own TLS errors through without a code of its own: match Node's codes (the
+// X509 verify codes listed in Node's tls documentation, and its ERR_TLS_/ERR_SSL_ errors).
+const NODE_TLS_CODE = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|CRL_|ERROR_IN_C|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|INVALID_CA|PATH_LENGTH_EXCEEDED|INVALID_PURPOSE|HOSTNAME_MISMATCH)/
+
+/**
+ * TLS failed: the handshake or the certificate check (Node's error), the TLS files (nats.js's
+ * `TLS`), or the client asked for TLS where the server offers none (the one option connect checks).
+ */
+function failedTls (err: unknown): boolean {
+  if (err instanceof NatsError) return err.code === ErrorCode.Tls || err.code === ErrorCode.ServerOptionNotAvailable
+  return NODE_TLS_CODE.test((err as NodeJS.ErrnoException).code ?? '')
+}
+
+/** What went wrong, with the chained reason where nats.js gives only its code (TLS). */
+function reason (err: unknown): string {
+  const chained = err instanceof NatsError ? err.chainedError?.message : undefined
+  return chained === undefined ? (err as Error).message : `${(err as Error).message}: ${chained}`
+}
 
 export function connectionOptions (nats: Config['nats']): ConnectionOptions {
   return {
@@ -51,12 +73,11 @@ export async function connectNats (nats: Config['nats'], log: Logger, retryMs = 
       void followStatus(nc, log)
       return nc
     } catch (err) {
-      const text = `${(err as { code?: string }).code ?? ''} ${(err as Error).message}`
-      if (AUTH.test(text)) {
-        throw new NatsAuthError(`NATS at ${nats.servers.join(',')} refused the credentials (${(err as Error).message}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS`)
+      if (refusedSignIn(err)) {
+        throw new NatsAuthError(`NATS at ${nats.servers.join(',')} refused the credentials (${reason(err)}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS`)
       }
-      if (/TLS|certificate|self.signed|unable to verify/i.test(text)) {
-        throw new NatsAuthError(`TLS to NATS at ${nats.servers.join(',')} failed (${(err as Error).message}); check NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY`)
+      if (failedTls(err)) {
+        throw new NatsAuthError(`TLS to NATS at ${nats.servers.join(',')} failed (${reason(err)}); check NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY`)
       }
       if (attempt === 1 || attempt % 15 === 0) log.warn({ servers: nats.servers, err: (err as Error).message, attempt }, 'NATS is not reachable yet; trying again')
       await new Promise((resolve) => setTimeout(resolve, retryMs))

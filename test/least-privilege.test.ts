@@ -89,7 +89,7 @@ describe('the service\'s own user (mesh-provisioner)', () => {
   })
 
   test('may answer the flow control of its four watches, and no other stream\'s', async () => {
-    // A watch without these stalls silently once the server asks for flow control (FACTS.md);
+    // A watch without these stalls silently once the server asks for flow control (after ~2 MB);
     // when it asks depends on timing, so the grants are checked here directly.
     const logFrom = server.log.length
     for (const bucket of Object.values(BUCKETS)) svc.publish(`$JS.FC.KV_${bucket}.probe.1`)

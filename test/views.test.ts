@@ -102,8 +102,8 @@ test('NATS killed and restarted: stale while down, nothing lost, an update visib
   await untilReady(svc)
 
   await server.kill()
-  await until(() => JSON.parse(svc.provisioning.ask({ what: 'applied',  filter: {} }).json).stale, 5000, 'the answer to say stale')
-  const whileDown = JSON.parse(svc.provisioning.ask({ what: 'applied',  filter: {} }).json)
+  await until(() => JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json).stale, 5000, 'the answer to say stale')
+  const whileDown = JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json)
   expect(whileDown).toMatchObject({ stale: true, total: 1 })
 
   const reconnected = new Promise<number>((resolve) => {
@@ -117,7 +117,7 @@ test('NATS killed and restarted: stale while down, nothing lost, an update visib
   await until(async () => { await kv.applied.put('n2.mail', '{"v":2}'); return true }, 5000, 'the test client to write again')
   const written = Date.now()
   const seen = await until(() => {
-    const a = JSON.parse(svc.provisioning.ask({ what: 'applied',  filter: {} }).json)
+    const a = JSON.parse(svc.provisioning.ask({ what: 'applied', filter: {} }).json)
     return a.total === 2 ? a : undefined
   }, 4000, 'the update after restart')
   // Without resuming at the reconnect, the client library's heartbeat check would take ~12 s.

@@ -1,6 +1,9 @@
 // Recent answers kept by question, each with the state it was built from: while a bucket is quiet
 // a repeated question (a console polling, a module asking at start) costs a lookup, not a build.
 
+/** The most of the cache one answer may take: a larger one would push out most of the others for one question. */
+const ONE_ANSWER_SHARE = 0.25
+
 /** Least recently used first out, bounded by count and by bytes. */
 export class AnswerCache<T> {
   private readonly entries = new Map<string, { version: string, value: T, bytes: number }>()
@@ -22,7 +25,7 @@ export class AnswerCache<T> {
   }
 
   set (key: string, version: string, value: T, bytes: number): void {
-    if (bytes > this.maxBytes / 4) return
+    if (bytes > this.maxBytes * ONE_ANSWER_SHARE) return
     const old = this.entries.get(key)
     if (old !== undefined) {
       this.entries.delete(key)

@@ -6,7 +6,7 @@ import type { KvEntry } from 'nats'
 import { keyOf, type What } from './buckets.js'
 import { generationOf, parseCursor } from './cursor.js'
 import { createProvisioning } from './provisioning.js'
-import { Contents } from './view.js'
+import { Contents } from './contents.js'
 import type { Views } from './views.js'
 
 let revision = 0

@@ -8,7 +8,7 @@ import { formatCursor, type Cursor } from './cursor.js'
 import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
 import { entryHead, type StoredEntry } from './entry.js'
-import type { Contents } from './view.js'
+import type { Contents } from './contents.js'
 import type { Views } from './views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */

@@ -3,6 +3,7 @@
 // and deleting kinds no domain answers. The only writer in the service, and it writes only this.
 
 import type { KV } from 'nats'
+import { isWrongLastSequence } from './jetstream-errors.js'
 import type { CompiledKind } from './registry.js'
 import type { Logger } from './logger.js'
 import type { RegistryRun } from './schemas.js'
@@ -19,11 +20,6 @@ export interface RegistryWriterOptions {
 }
 
 type Outcome = 'wrote' | 'left' | 'deleted'
-
-function lostRace (err: unknown): boolean {
-  const e = err as { api_error?: { err_code?: number }, message?: string }
-  return e.api_error?.err_code === 10071 || /wrong last sequence|key exists/i.test(e.message ?? '')
-}
 
 function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0
@@ -45,7 +41,7 @@ async function settle (kv: KV, key: string, want: Uint8Array | null): Promise<Ou
       else await kv.create(key, want)
       return 'wrote'
     } catch (err) {
-      if (!lostRace(err)) throw err
+      if (!isWrongLastSequence(err)) throw err
     }
   }
   throw new Error(`registry key ${key} changed under five compare-and-sets in a row; another writer is fighting this one`)

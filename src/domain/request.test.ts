@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { ProvisionerError } from './errors.js'
-import { readQuery } from './request.js'
+import { readParameters, readQuery } from './request.js'
 
 describe('readQuery reads', () => {
   test.each([
@@ -22,15 +22,18 @@ describe('readQuery refuses, naming the field and what works', () => {
     ['needs', undefined, /must be a JSON object/],
     [{ what: 'everything' }, 'what', /what: "everything" will not do; it takes one of registry, needs, applied, collect/],
     [{ nodes: 'n1' }, 'nodes', /"nodes" is not a request field; the fields are what, node, module/],
+    [JSON.parse('{"__proto__":"x"}'), '__proto__', /"__proto__" is not a request field/],
+    [{ constructor: 'x' }, 'constructor', /"constructor" is not a request field/],
+    [{ toString: 'x' }, 'toString', /"toString" is not a request field/],
     [{ what: 'needs', node: 'n1.x' }, 'node', /node: "n1.x" will not do; it takes one key token/],
     [{ what: 'needs', node: 7 }, 'node', /node: 7 will not do/],
     [{ what: 'needs', module: '' }, 'module', /module: "" will not do/],
     [{ what: 'needs', limit: 0 }, 'limit', /limit: 0 will not do; it takes a whole number from 1 to 10000/],
     [{ what: 'needs', limit: 1.5 }, 'limit', /limit: 1.5/],
     [{ what: 'needs', limit: '5' }, 'limit', /limit: "5"/],
-    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, after, limit/],
+    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, after, limit, since/],
     [{ what: 'applied', kind: 'secret' }, 'kind', /kind does not narrow what=applied/],
-    [{ kind: 'secret', node: 'n1' }, 'node', /node does not narrow what=registry; registry takes kind, after, limit/],
+    [{ kind: 'secret', node: 'n1' }, 'node', /node does not narrow what=registry; registry takes kind, after, limit, since/],
     [{ what: 'collect', module: 'a', contributor: 'b' }, 'contributor', /name the contributor twice/],
     [{ what: 'collect', collection: 'a\ud800' }, 'collection', /lone surrogate/],
     [{ what: 'collect', collection: '' }, 'collection', /collection: "" will not do/]
@@ -41,5 +44,51 @@ describe('readQuery refuses, naming the field and what works', () => {
     expect((caught as ProvisionerError).code).toBe('BAD_REQUEST')
     expect((caught as ProvisionerError).field).toBe(field)
     expect((caught as ProvisionerError).message).toMatch(message)
+  })
+})
+
+/** The refusal `read` meets, as its body. */
+function refusalOf (read: () => unknown): unknown {
+  try {
+    read()
+  } catch (err) {
+    return (err as ProvisionerError).toBody()
+  }
+  throw new Error('not refused')
+}
+
+describe('readParameters reads a query string as the verb reads the same fields', () => {
+  test.each([
+    [{}, { what: 'needs', filter: {} }],
+    [{ node: 'n1', limit: '5' }, { what: 'needs', filter: { node: 'n1' }, limit: 5 }],
+    [{ after: 'n1.a', limit: ' 7 ' }, { what: 'needs', filter: {}, after: 'n1.a', limit: 7 }]
+  ])('%j', (parameters, query) => {
+    expect(readParameters('needs', parameters, 'GET /v1/needs')).toEqual(query)
+  })
+
+  test.each([
+    [{ limit: '0' }, { what: 'needs', limit: 0 }],
+    [{ limit: '1.5' }, { what: 'needs', limit: 1.5 }],
+    [{ limit: 'abc' }, { what: 'needs', limit: 'abc' }],
+    [{ limit: '' }, { what: 'needs', limit: '' }],
+    [{ limit: ['1', '2'] }, { what: 'needs', limit: ['1', '2'] }],
+    [{ node: ['a', 'b'] }, { what: 'needs', node: ['a', 'b'] }],
+    [{ node: 'a b' }, { what: 'needs', node: 'a b' }],
+    [{ collection: 'shell' }, { what: 'needs', collection: 'shell' }]
+  ])('%j is refused in the words the verb says for the same field', (parameters, request) => {
+    expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual(refusalOf(() => readQuery(request)))
+  })
+
+  test.each(['foo', 'what', 'constructor', '__proto__', 'toString', 'hasOwnProperty'])('an unknown parameter %s is refused naming it and what the route takes', (name) => {
+    const parameters = JSON.parse(`{${JSON.stringify(name)}:"x"}`) as object
+    expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual({
+      error: { code: 'BAD_REQUEST', message: `"${name}" is not a parameter of GET /v1/needs; it takes node, module, kind, after, limit, since`, field: name }
+    })
+  })
+
+  test('a route that takes no parameters says so', () => {
+    expect(refusalOf(() => readParameters('registry', { kind: 'secret' }, 'GET /v1/registry/:kind', []))).toEqual({
+      error: { code: 'BAD_REQUEST', message: '"kind" is not a parameter of GET /v1/registry/:kind; it takes none', field: 'kind' }
+    })
   })
 })

@@ -1,11 +1,12 @@
 // Reads a question from what a transport received (a JSON object on the bus, a query string over
-// HTTP) into a Query, or refuses it naming the field and what would have worked.
+// HTTP) into a Query, or refuses it naming the field and what would have worked. The one judge of
+// both: the HTTP routes' schemas make the OpenAPI document, this decides what is taken.
 
 import { Compile } from 'typebox/compile'
 import { type What } from './buckets.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
-import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, type RequestField } from './schemas.js'
+import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, questionFields, type RequestField } from './schemas.js'
 
 /** A validated question: `filter` is keyed by the bucket's field names (for collect, `contributor`). */
 export interface Query {
@@ -36,10 +37,6 @@ function shown (value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
-function applicable (what: What): string {
-  return [...NARROWED_BY[what], 'after', 'limit', 'since'].join(', ')
-}
-
 /** Validates a request object (already parsed from JSON or a query string). */
 export function readQuery (input: unknown): Query {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -47,7 +44,8 @@ export function readQuery (input: unknown): Query {
   }
   const request = input as Record<string, unknown>
   for (const field of Object.keys(request)) {
-    if (!(field in WORKS)) {
+    // Own fields only: `constructor` or `toString` is an unknown field like any other.
+    if (!Object.hasOwn(WORKS, field)) {
       throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
     }
   }
@@ -65,7 +63,7 @@ export function readQuery (input: unknown): Query {
   for (const field of Object.keys(request) as RequestField[]) {
     if (field === 'what' || field === 'after' || field === 'limit' || field === 'since') continue
     if (!allowed.includes(field)) {
-      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${applicable(what)}`)
+      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
     }
     const name = what === 'collect' && field === 'module' ? 'contributor' : field
     const value = request[field] as string
@@ -87,4 +85,28 @@ export function readQuery (input: unknown): Query {
     ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number }),
     ...(request['since'] === undefined ? {} : { since: parseCursor(request['since'] as string) })
   }
+}
+
+/** A number where a query string's text spells one, so that the value is judged, not its text form. */
+function numberIn (text: string): number | string {
+  const n = Number(text)
+  return text.trim() !== '' && Number.isFinite(n) ? n : text
+}
+
+/**
+ * Validates the parameters of a query string asking `what` (as a query string parser gives them:
+ * text, or a list of texts for a repeated name). `where` names the route for the refusal of a
+ * parameter it does not take; `takes` are its parameters, by default every field of the question.
+ */
+export function readParameters (what: What, parameters: object, where: string, takes: readonly string[] = questionFields(what)): Query {
+  const request: Record<string, unknown> = { what }
+  for (const [name, value] of Object.entries(parameters)) {
+    // A field of another question reaches readQuery, which says what this one takes instead.
+    const otherQuestions = takes.length > 0 && name !== 'what' && Object.hasOwn(WORKS, name)
+    if (!takes.includes(name) && !otherQuestions) {
+      throw badRequest(name, `"${name}" is not a parameter of ${where}; it takes ${takes.length === 0 ? 'none' : takes.join(', ')}`)
+    }
+    request[name] = name === 'limit' && typeof value === 'string' ? numberIn(value) : value
+  }
+  return readQuery(request)
 }

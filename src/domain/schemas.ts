@@ -66,6 +66,11 @@ export const NARROWED_BY = {
   collect: ['node', 'module', 'contributor', 'collection']
 } as const satisfies Record<What, readonly RequestField[]>
 
+/** The fields a question about `what` takes beside `what` itself: those that narrow it, then paging. */
+export function questionFields (what: What): RequestField[] {
+  return [...NARROWED_BY[what], 'after', 'limit', 'since']
+}
+
 const FIELD_DESCRIPTIONS: Record<string, string> = {
   kind: 'The kind of placeholder.',
   node: 'The node.',

@@ -5,10 +5,10 @@ import type { NatsConnection } from 'nats'
 import { WHATS, type What } from './buckets.js'
 import type { Logger } from './logger.js'
 import type { ViewStatus } from './schemas.js'
-import { BucketView } from './view.js'
+import { BucketFollower } from './bucket-follower.js'
 
 export interface Views {
-  readonly byWhat: Readonly<Record<What, BucketView>>
+  readonly byWhat: Readonly<Record<What, BucketFollower>>
   /** True while the NATS connection is up. */
   connected (): boolean
   status (): Record<What, ViewStatus>
@@ -27,14 +27,14 @@ export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions):
   // than the client's default 5 s allows.
   const js = nc.jetstream({ timeout: 2000 })
   const jsm = await nc.jetstreamManager({ timeout: 2000 })
-  const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketView({
+  const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketFollower({
     what,
     js,
     jsm,
     log,
     ...(retryMs === undefined ? {} : { retryMs }),
     ...(checkMs === undefined ? {} : { checkMs })
-  })])) as Record<What, BucketView>
+  })])) as Record<What, BucketFollower>
   let connected = !nc.isClosed()
   const all = Object.values(byWhat)
   void (async () => {

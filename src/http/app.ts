@@ -1,4 +1,4 @@
-// Builds the REST gateway from its dependencies; never listens (main does).
+// Builds the REST gateway from its dependencies; never listens (startService does).
 
 import cors from '@fastify/cors'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
@@ -8,16 +8,12 @@ import type { RegistryRun } from '../domain/schemas.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
 import { registerDocs } from './docs.js'
-import { noRoute, refuseInput, refuseMethod, replyError, type RouteFacts } from './errors.js'
+import { noRoute, refuseMethod, replyError } from './errors.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
 import { SHARED_SCHEMAS } from './schemas.js'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    what?: RouteFacts['what']
-    parameters?: RouteFacts['parameters']
-  }
   interface FastifyRequest {
     /** `ok`, `not_modified` or the error code: the metrics' outcome label. */
     outcome: string
@@ -48,8 +44,6 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     // The answers are the hot path: no log line per request at info (one at debug, below).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
-    // Unknown query parameters are refused (as the verb refuses unknown fields), not dropped.
-    ajv: { customOptions: { removeAdditional: false } },
     // A path fastify cannot read (a broken %-escape) is refused in the same error body as the rest.
     frameworkErrors: (err, _request, reply) => {
       void replyError(reply, badRequest(undefined, `${err.message}; escape reserved characters completely, like %2F for /`), 400)
@@ -75,12 +69,6 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   })
 
   app.setErrorHandler<FastifyError>((err, request, reply) => {
-    const facts = request.routeOptions.config
-    if (err.validation !== undefined && facts.what !== undefined) {
-      const input = (err.validationContext === 'params' ? request.params : request.query) as Record<string, unknown>
-      const route = request.routeOptions.url ?? request.url
-      return replyError(reply, refuseInput(route, { what: facts.what, parameters: facts.parameters ?? [] }, err.validationContext, input, err.message))
-    }
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) return replyError(reply, badRequest(undefined, err.message), status)
     const refusal = asProvisionerError(err)

@@ -1,17 +1,16 @@
 // The provisioning routes of SPEC §5: thin adapters that read the query string with the domain's
-// readQuery, ask the domain and send its serialized answer untouched.
+// reader, ask the domain and send its serialized answer untouched.
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
 import type { Provisioning } from '../domain/provisioning.js'
-import { readQuery } from '../domain/request.js'
+import { readParameters, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
-import type { RouteFacts } from './errors.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLE, REGISTRY_ENTRY_EXAMPLE, refusal } from './examples.js'
-import { DEFAULT_LIMIT, KindParams, annotation, RegistryEntry, parametersOf, querystringOf } from './schemas.js'
+import { DEFAULT_LIMIT, KindParams, annotation, RegistryEntry, querystringOf } from './schemas.js'
 
 export interface RouteDeps {
   provisioning: Provisioning
@@ -46,14 +45,20 @@ const errorResponses = {
   503: refused('The bucket is missing (it is served as soon as it appears) or still loading.', BUCKET_MISSING_EXAMPLE)
 }
 
+/**
+ * The route schemas describe the query string and path for the OpenAPI document; the domain's
+ * reader alone judges them, so that a refusal says what the verb says for the same field.
+ */
+const judgedByTheDomain = () => () => true
+
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
 export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   for (const what of WHATS) {
-    const facts: RouteFacts = { what, parameters: parametersOf(what) }
-    app.get(`/v1/${what}`, {
-      config: facts,
+    const url = `/v1/${what}`
+    app.get(url, {
+      validatorCompiler: judgedByTheDomain,
       schema: {
         tags: ['provisioning'],
         operationId: `list${what[0]?.toUpperCase()}${what.slice(1)}`,
@@ -71,7 +76,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
         }
       }
     }, async (request, reply) => {
-      const query = readQuery({ what, ...request.query })
+      const query = readParameters(what, request.query, `GET ${url}`)
       const maxBytes = deps.maxAnswerBytes()
       const etag = etagOf(deps.provisioning.version(query), maxBytes)
       return sendAnswer(request, reply, etag, () => deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }).json)
@@ -79,7 +84,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
   }
 
   app.get('/v1/registry/:kind', {
-    config: { what: 'registry', parameters: [] } satisfies RouteFacts,
+    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['provisioning'],
       operationId: 'getRegistryKind',
@@ -96,7 +101,9 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
       }
     }
   }, async (request, reply) => {
-    const entry = deps.provisioning.entry('registry', request.params.kind)
+    const { kind } = readQuery({ what: 'registry', kind: request.params.kind }).filter
+    readParameters('registry', request.query, 'GET /v1/registry/:kind', [])
+    const entry = deps.provisioning.entry('registry', kind as string)
     return sendAnswer(request, reply, etagOf(entry.version, 0), () => entry.json)
   })
 }

@@ -3,7 +3,7 @@
 
 import { Type, type TObject, type TSchema } from 'typebox'
 import { type What } from '../domain/buckets.js'
-import { Answers, Entries, ErrorBody, NARROWED_BY, RegistryRun, RequestFields, ViewStatus, type RequestField } from '../domain/schemas.js'
+import { Answers, Entries, ErrorBody, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -21,15 +21,10 @@ const limit = Type.Integer({
   description: `${annotation(RequestFields.limit, 'description')} Without it, ${DEFAULT_LIMIT}; a longer answer is cut and says so in \`cut\` and \`next\`.`
 })
 
-/** The query parameters each list route takes: the fields that narrow its question, then paging. */
-export function parametersOf (what: What): RequestField[] {
-  return [...NARROWED_BY[what], 'after', 'limit']
-}
-
-/** A list route's query string: its parameters, all optional, and nothing else. */
+/** A list route's query string, for the OpenAPI document: its question's fields, all optional, and nothing else. */
 export function querystringOf (what: What): TObject {
   const properties: Record<string, TSchema> = {}
-  for (const field of parametersOf(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
+  for (const field of questionFields(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
   return Type.Object(properties, { additionalProperties: false })
 }
 

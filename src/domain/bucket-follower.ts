@@ -1,0 +1,259 @@
+// Follows one bucket with a KV watch (deletes included) into its Contents: loads it, resumes after
+// a reconnect from the last revision seen, and waits for a bucket that does not exist yet. Once live
+// it never goes back to refusing for a doubt: while it reloads, or while a cluster in the middle of
+// an election says the stream is not there, it answers from what it holds and says stale.
+
+import type { JetStreamClient, JetStreamManager, KvEntry, QueuedIterator, RoKV } from 'nats'
+import { BUCKETS, type What } from './buckets.js'
+import { Contents } from './contents.js'
+import { ProvisionerError } from './errors.js'
+import { isStreamNotFound } from './jetstream-errors.js'
+import type { Logger } from './logger.js'
+import type { ViewState, ViewStatus } from './schemas.js'
+
+export interface FollowerOptions {
+  what: What
+  js: JetStreamClient
+  jsm: JetStreamManager
+  log: Logger
+  /** How often to look again for a missing bucket (ms). */
+  retryMs?: number
+  /** How often to check that a live bucket still exists and is the same one (ms). */
+  checkMs?: number
+}
+
+/** One watch, from its start to its end, and what the checks of it found: a check changes only its own. */
+interface Follow {
+  readonly contents: Contents
+  watch: QueuedIterator<KvEntry> | undefined
+  /** Resumed from a revision and not yet through what the stream held then. */
+  catchingUp: boolean
+  /** The stream holds revisions that a check ago were already there and this watch has not delivered. */
+  lagging: boolean
+  lastCheck: { streamLast: number, seen: number } | undefined
+  ended: boolean
+}
+
+/** Why a complete generation cannot be resumed from the stream as it is now, if it cannot. */
+function whyReload (c: Contents, created: string, lastSeq: number): string | undefined {
+  if (c.created !== created) return 'was re-created'
+  if (lastSeq < c.revision) return `ends at revision ${lastSeq}, before the ${c.revision} already seen`
+  return undefined
+}
+
+/** How long a live view must find no stream before it calls its bucket gone; a loaded cluster's election takes seconds. */
+const GONE_AFTER_MS = 3000
+
+export class BucketFollower {
+  readonly what: What
+  readonly bucket: string
+  private readonly js: JetStreamClient
+  private readonly jsm: JetStreamManager
+  private readonly log: Logger
+  private readonly retryMs: number
+  private readonly checkMs: number
+  /** Read only: the registry writer alone holds a writable handle. */
+  private kv: RoKV | undefined
+  /** Set when looks find no bucket; cleared when one is found. */
+  private absent = false
+  /** The last watch started, kept until the next starts; its contents are the generation followed. */
+  private current: Follow | undefined
+  /** The generation answers come from: the last whose snapshot was complete. */
+  private serving: Contents | undefined
+  /** Since when looks have found no stream: a doubt at first, since a cluster electing a leader says so too. */
+  private missingSince: number | undefined
+  private connected = true
+  private stopped = false
+  private wake: (() => void) | undefined
+  private running: Promise<void> | undefined
+
+  constructor (opts: FollowerOptions) {
+    this.what = opts.what
+    this.bucket = BUCKETS[opts.what]
+    this.js = opts.js
+    this.jsm = opts.jsm
+    this.log = opts.log
+    this.retryMs = opts.retryMs ?? 1000
+    this.checkMs = opts.checkMs ?? 5000
+  }
+
+  start (): void {
+    this.running ??= this.loop().catch((err) => this.log.error({ err, bucket: this.bucket }, 'view loop failed'))
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    this.restart()
+    await this.running
+  }
+
+  /** Called on every change of the connection; on reconnect the watch resumes at once. */
+  setConnected (connected: boolean): void {
+    this.connected = connected
+    if (connected) this.restart()
+  }
+
+  /** Ends the current watch so that the loop binds again and resumes from the last revision. */
+  restart (): void {
+    this.current?.watch?.stop()
+    this.wake?.()
+  }
+
+  /** The generation being followed. */
+  private get contents (): Contents | undefined {
+    return this.current?.contents
+  }
+
+  /** Follows from what the view holds: answers come from `serving` exactly when it is live. */
+  private get state (): ViewState {
+    if (this.serving) return 'live'
+    if (this.absent) return 'absent'
+    return this.contents ? 'loading' : 'starting'
+  }
+
+  get stale (): boolean {
+    const follow = this.current
+    return !this.connected || this.missingSince !== undefined || this.serving !== follow?.contents ||
+      follow?.catchingUp === true || follow?.lagging === true
+  }
+
+  status (): ViewStatus {
+    const c = this.serving ?? this.contents
+    return {
+      bucket: this.bucket,
+      state: this.state,
+      stale: this.stale,
+      revision: c?.revision ?? 0,
+      keys: c?.entries.size ?? 0,
+      outOfShape: c?.outOfShape.size ?? 0
+    }
+  }
+
+  /** The contents to answer from, or the refusal that says why there are none. */
+  read (): Contents {
+    if (this.serving) return this.serving
+    if (this.state === 'absent') {
+      const who = this.what === 'registry' ? "this service's registry writer (unless REGISTRY_CREATE_BUCKET=false)" : 'the provisioner clients'
+      throw new ProvisionerError('BUCKET_MISSING', `bucket ${this.bucket} does not exist; ${who} create${this.what === 'registry' ? 's' : ''} it, and the service serves it as soon as it appears`)
+    }
+    throw new ProvisionerError('NOT_READY', `bucket ${this.bucket} is ${this.state === 'loading' ? `still loading (${this.contents?.entries.size ?? 0} keys so far)` : 'not read yet'}; ask again shortly`)
+  }
+
+  private async pause (ms: number): Promise<void> {
+    if (this.stopped) return
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms)
+      this.wake = () => { clearTimeout(t); resolve() }
+    })
+    this.wake = undefined
+  }
+
+  private async loop (): Promise<void> {
+    while (!this.stopped) {
+      let created: string
+      let lastSeq: number
+      try {
+        this.kv ??= await this.js.views.kv(this.bucket, { bindOnly: true })
+        const info = await this.jsm.streams.info(`KV_${this.bucket}`)
+        created = info.created
+        lastSeq = info.state.last_seq
+      } catch (err) {
+        if (isStreamNotFound(err)) this.notFound()
+        else this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; looking again')
+        await this.pause(this.retryMs)
+        continue
+      }
+      this.missingSince = undefined
+      this.absent = false
+      const c = this.contents
+      const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
+      if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
+      const resume = c?.indexed === true && reload === undefined
+      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined)
+      await this.pause(this.stopped ? 0 : 50)
+    }
+  }
+
+  /** Follows the bucket until the watch ends (stop, restart, lost connection or bucket). */
+  private async follow (contents: Contents, from: number | undefined): Promise<void> {
+    const follow: Follow = { contents, watch: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false }
+    this.current = follow
+    const ready = (): void => {
+      if (!contents.indexed) contents.buildIndexes()
+      this.serving = contents
+      follow.catchingUp = false
+      this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
+    }
+    try {
+      follow.watch = await (this.kv as RoKV).watch({ key: '>', initializedFn: ready, ...(from === undefined ? {} : { resumeFromRevision: from }) })
+    } catch (err) {
+      follow.ended = true
+      this.log.warn({ err, bucket: this.bucket }, 'watch could not start; trying again')
+      await this.pause(this.retryMs)
+      return
+    }
+    if (this.stopped) follow.watch.stop()
+    const check = setInterval(() => { void this.verify(follow) }, this.checkMs)
+    try {
+      for await (const e of follow.watch) contents.apply(e)
+    } catch (err) {
+      if (!this.stopped) this.log.warn({ err, bucket: this.bucket }, 'watch ended with an error; binding again')
+    } finally {
+      clearInterval(check)
+      follow.ended = true
+    }
+  }
+
+  private notFound (): void {
+    if (this.serving !== undefined && this.missingSince === undefined) {
+      this.log.warn({ bucket: this.bucket }, 'bucket not found; answering from what is held, as stale, until it is found again or has been missing %d ms', GONE_AFTER_MS)
+    }
+    this.missingSince ??= Date.now()
+    if (this.serving === undefined || Date.now() - this.missingSince >= GONE_AFTER_MS) this.gone()
+  }
+
+  private gone (): void {
+    if (!this.absent) this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
+    this.absent = true
+    this.current = this.serving = undefined
+    this.missingSince = undefined
+  }
+
+  /**
+   * A deleted or re-created bucket sends the watch nothing, and neither does a watch whose consumer
+   * was lost with a cluster node: ask now and then, say stale while the stream holds revisions the
+   * view has not seen at the next check, and end the watch when the view has not moved at all.
+   * A check acts on its own watch only: one that ended while the check was asking is left alone.
+   */
+  private async verify (follow: Follow): Promise<void> {
+    let streamLast: number
+    let created: string
+    try {
+      const info = await this.jsm.streams.info(`KV_${this.bucket}`)
+      streamLast = info.state.last_seq
+      created = info.created
+    } catch (err) {
+      if (follow.ended) return
+      if (isStreamNotFound(err)) {
+        follow.watch?.stop()
+        return
+      }
+      // Cut off from NATS every check fails, and the connection's own log says why.
+      this.log[this.connected ? 'warn' : 'debug']({ err, bucket: this.bucket }, 'checking the bucket failed; checking again in %d ms', this.checkMs)
+      return
+    }
+    if (follow.ended) return
+    if (created !== follow.contents.created) {
+      follow.watch?.stop()
+      return
+    }
+    const seen = follow.contents.revision
+    const last = follow.lastCheck
+    follow.lastCheck = { streamLast, seen }
+    follow.lagging = last !== undefined && seen < Math.min(last.streamLast, streamLast)
+    if (follow.lagging && seen === last?.seen) {
+      this.log.warn({ bucket: this.bucket, revision: seen, streamRevision: streamLast }, 'the watch stopped delivering; following the bucket again')
+      follow.watch?.stop()
+    }
+  }
+}

@@ -1,0 +1,121 @@
+// A bucket's contents fed changes as a watch delivers them (no NATS here): what is held, what is
+// out of shape, and the indexes a narrowed question reads, before and after the snapshot is in.
+
+import { describe, expect, test } from 'vitest'
+import { Contents, type Change } from './contents.js'
+import type { SortedKeys } from './sorted-keys.js'
+
+const created = new Date(Date.UTC(2026, 10, 29, 9, 40))
+
+function feeder (c: Contents) {
+  let revision = 0
+  return (key: string, value = '{}', operation: Change['operation'] = 'PUT'): number => {
+    c.apply({ key, value: new TextEncoder().encode(value), revision: ++revision, created, operation })
+    return revision
+  }
+}
+
+const keysOf = (set: SortedKeys): string[] => Array.from({ length: set.size }, (_, i) => set.at(i) as string)
+
+/** The keys of the narrowest candidate set for a filter of field positions, and whether it is exact. */
+function candidates (c: Contents, filter: Array<[number, string]>): [string[], boolean] {
+  const { set, exact } = c.candidates(new Map(filter))
+  return [keysOf(set), exact]
+}
+
+describe('apply', () => {
+  test('puts, updates, deletes and purges: held entries follow the last change of each key', () => {
+    const c = new Contents('needs', 'gen-1')
+    const put = feeder(c)
+    put('n1.gitea.secret.a', '{"v":1}')
+    put('n1.gitea.secret.b')
+    put('n1.gitea.secret.a', '{"v":2}')
+    put('n1.gitea.secret.b', '', 'DEL')
+    put('n1.gitea.secret.c')
+    const last = put('n1.gitea.secret.c', '', 'PURGE')
+    expect([...c.entries.keys()]).toEqual(['n1.gitea.secret.a'])
+    expect(c.entries.get('n1.gitea.secret.a')?.json).toContain('"value":{"v":2}')
+    expect(c.revision).toBe(last)
+  })
+
+  test('a change at or before the last revision applied is ignored, as a resumed watch may repeat it', () => {
+    const c = new Contents('applied', 'gen-1')
+    c.apply({ key: 'n1.gitea', value: new TextEncoder().encode('{"new":true}'), revision: 5, created, operation: 'PUT' })
+    c.apply({ key: 'n1.gitea', value: new TextEncoder().encode('{"old":true}'), revision: 5, created, operation: 'PUT' })
+    c.apply({ key: 'n1.gitea', value: new Uint8Array(), revision: 4, created, operation: 'DEL' })
+    expect(c.entries.get('n1.gitea')?.json).toContain('"value":{"new":true}')
+    expect(c.revision).toBe(5)
+  })
+
+  test('keys out of shape are held apart with the reason, and a delete removes them', () => {
+    const c = new Contents('applied', 'gen-1')
+    const put = feeder(c)
+    put('n1')
+    const revision = put('n1.gitea.extra')
+    put('n1', '', 'DEL')
+    expect(c.entries.size).toBe(0)
+    expect([...c.outOfShape.keys()]).toEqual(['n1.gitea.extra'])
+    expect(c.outOfShape.get('n1.gitea.extra')).toMatchObject({ revision, tokens: ['n1', 'gitea', 'extra'], reason: expect.stringMatching(/3 tokens/) })
+  })
+
+  test('a delete of a key never seen changes nothing but the revision', () => {
+    const c = new Contents('applied', 'gen-1')
+    const put = feeder(c)
+    put('n1.gitea', '', 'DEL')
+    expect([c.entries.size, c.outOfShape.size, c.revision]).toEqual([0, 0, 1])
+  })
+})
+
+describe('indexes', () => {
+  function loaded (): { c: Contents, put: ReturnType<typeof feeder> } {
+    const c = new Contents('needs', 'gen-1')
+    const put = feeder(c)
+    for (const key of ['n2.mail.port.smtp', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n1.gitea.port.http', 'n2.gitea.secret.db']) put(key)
+    put('n1.odd')
+    return { c, put }
+  }
+
+  test('are absent until the snapshot is in, then hold every key sorted', () => {
+    const { c } = loaded()
+    expect(c.indexed).toBe(false)
+    c.buildIndexes()
+    expect(c.indexed).toBe(true)
+    expect(keysOf(c.all as SortedKeys)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n2.mail.port.smtp'])
+    expect(keysOf(c.oddKeys)).toEqual(['n1.odd'])
+  })
+
+  test('a narrowed question reads the narrowest index, exact when the index is the whole filter', () => {
+    const { c } = loaded()
+    c.buildIndexes()
+    expect(candidates(c, [])).toEqual([keysOf(c.all as SortedKeys), true])
+    expect(candidates(c, [[0, 'n1']])).toEqual([['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim'], true])
+    expect(candidates(c, [[0, 'n1'], [1, 'gitea']])).toEqual([['n1.gitea.port.http', 'n1.gitea.secret.db'], true])
+    expect(candidates(c, [[0, 'n1'], [2, 'secret']])).toEqual([['n1.gitea.secret.db', 'n1.mail.secret.dkim'], true])
+    // No index of module with kind: the smaller single index, to be checked entry by entry.
+    expect(candidates(c, [[1, 'mail'], [2, 'port']])).toEqual([['n1.mail.secret.dkim', 'n2.mail.port.smtp'], false])
+    expect(candidates(c, [[0, 'n9']])).toEqual([[], true])
+  })
+
+  test('follow every change once built: a new key joins them, a removed one leaves, an emptied value goes', () => {
+    const { c, put } = loaded()
+    c.buildIndexes()
+    put('n3.gitea.secret.db')
+    put('n2.mail.port.smtp', '', 'DEL')
+    put('n2.odd')
+    put('n1.odd', '', 'PURGE')
+    expect(keysOf(c.all as SortedKeys)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n3.gitea.secret.db'])
+    expect(candidates(c, [[0, 'n3']])).toEqual([['n3.gitea.secret.db'], true])
+    expect(candidates(c, [[1, 'gitea'], [2, 'port']])).toEqual([['n1.gitea.port.http'], false])
+    expect(candidates(c, [[2, 'port'], [0, 'n2']])).toEqual([[], true])
+    expect(keysOf(c.oddKeys)).toEqual(['n2.odd'])
+  })
+
+  test('collect: a collection is indexed by its decoded name', () => {
+    const c = new Contents('collect', 'gen-1')
+    const put = feeder(c)
+    put('n1.shell=3Azsh=3Anormal.gitea')
+    put('n1.environment.gitea')
+    c.buildIndexes()
+    expect(candidates(c, [[0, 'n1'], [1, 'shell:zsh:normal']])).toEqual([['n1.shell=3Azsh=3Anormal.gitea'], true])
+  })
+})

@@ -1,0 +1,103 @@
+// One bucket's follower against a real nats-server: a check of the bucket that was still asking
+// when its watch ended must not touch the watch that follows.
+
+import type { JetStreamManager, NatsConnection } from 'nats'
+import { afterAll, beforeAll, expect, test, vi } from 'vitest'
+import { BUCKETS } from '../src/domain/buckets.js'
+import { BucketFollower } from '../src/domain/bucket-follower.js'
+import type { Logger } from '../src/domain/logger.js'
+import { NatsServer } from './support/nats-server.js'
+
+let server: NatsServer
+let nc: NatsConnection
+
+beforeAll(async () => {
+  server = await NatsServer.start()
+  nc = await server.connect()
+  const kv = await nc.jetstream().views.kv(BUCKETS.applied)
+  await kv.put('n1.gitea', '{}')
+})
+afterAll(async () => {
+  await nc?.close()
+  await server?.dispose()
+})
+
+/** A logger that keeps every message (and warnings with their fields), to count the watches started. */
+function recording (): { log: Logger, messages: string[], warnings: Array<{ fields: unknown, message: unknown }> } {
+  const messages: string[] = []
+  const warnings: Array<{ fields: unknown, message: unknown }> = []
+  const keep = (...args: unknown[]): void => { messages.push(String(typeof args[0] === 'string' ? args[0] : args[1])) }
+  const warn = (...args: unknown[]): void => {
+    keep(...args)
+    warnings.push({ fields: args[0], message: args[1] })
+  }
+  return { log: { debug: keep, info: keep, warn, error: keep }, messages, warnings }
+}
+
+test('a check still asking when its watch ended neither ends the next watch nor changes its state', async () => {
+  const real = await nc.jetstreamManager()
+  let hold: Promise<void> | undefined
+  let release = (): void => {}
+  let held: 'no' | 'waiting' | 'answered' = 'no'
+  let calls = 0
+  // The real stream info, except that one call, once armed, waits and then meets a real "stream not found".
+  const jsm = {
+    streams: {
+      info: async (name: string) => {
+        try {
+          if (hold === undefined) return await real.streams.info(name)
+          const wait = hold
+          hold = undefined
+          held = 'waiting'
+          await wait
+          try {
+            return await real.streams.info('KV_no-such-bucket')
+          } finally {
+            held = 'answered'
+          }
+        } finally {
+          calls++
+        }
+      }
+    }
+  } as unknown as JetStreamManager
+  const { log, messages } = recording()
+  const caughtUp = (): number => messages.filter((m) => m === 'view caught up').length
+  const follower = new BucketFollower({ what: 'applied', js: nc.jetstream(), jsm, log, checkMs: 20 })
+  follower.start()
+  try {
+    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false }) })
+    hold = new Promise((resolve) => { release = resolve })
+    await vi.waitFor(() => { expect(held).toBe('waiting') })
+    follower.restart()
+    await vi.waitFor(() => { expect(caughtUp()).toBe(1) })
+    release()
+    await vi.waitFor(() => { expect(held).toBe('answered') })
+    // Ten checks of the new watch later: had the old check ended it, the view would have caught up again.
+    const after = calls
+    await vi.waitFor(() => { expect(calls).toBeGreaterThanOrEqual(after + 10) })
+    expect(caughtUp()).toBe(1)
+    expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 1 })
+  } finally {
+    await follower.stop()
+  }
+})
+
+test('a check that fails for another reason than a missing stream says so, naming the bucket', async () => {
+  const real = await nc.jetstreamManager()
+  let failing = false
+  // Once armed, every check meets the real refusal of a stream name NATS does not take.
+  const jsm = { streams: { info: async (name: string) => await real.streams.info(failing ? 'no.such.name' : name) } } as unknown as JetStreamManager
+  const { log, warnings } = recording()
+  const follower = new BucketFollower({ what: 'applied', js: nc.jetstream(), jsm, log, checkMs: 20 })
+  follower.start()
+  try {
+    await vi.waitFor(() => { expect(follower.status().state).toBe('live') })
+    failing = true
+    await vi.waitFor(() => {
+      expect(warnings).toContainEqual({ fields: { err: expect.any(Error), bucket: BUCKETS.applied }, message: 'checking the bucket failed; checking again in %d ms' })
+    })
+  } finally {
+    await follower.stop()
+  }
+})
