@@ -54,13 +54,21 @@ export async function startBus ({ nc, provisioning, subject, version, log, metri
     queue: SERVICE_NAME
   })
 
-  const handle = (msg: ServiceMsg): void => {
+  /** `settled`: a question with `since` has had its moment to reach the cursor's revision. */
+  const handle = (msg: ServiceMsg, settled = false): void => {
     const started = process.hrtime.bigint()
     let route = 'invalid'
     let outcome = 'ok'
+    let deferred = false
     try {
       const query = readQuery(readPayload(msg.data))
       route = query.what
+      if (query.since !== undefined && !settled) {
+        // A cursor another instance gave may be ahead of this one: answer once it is reached (or refuse then).
+        deferred = true
+        void provisioning.settle(query).finally(() => { handle(msg, true) })
+        return
+      }
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       msg.respond(utf8.encode(provisioning.ask(query, { maxBytes }).json))
     } catch (err) {
@@ -70,7 +78,7 @@ export async function startBus ({ nc, provisioning, subject, version, log, metri
       // A header value cannot hold CR or LF (nats.js throws and the reply becomes a bodiless 500).
       msg.respondError(MICRO_CODE[e.code], e.message.replace(/[\r\n]+/g, ' '), utf8.encode(JSON.stringify(e.toBody())))
     } finally {
-      metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
+      if (!deferred) metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
     }
   }
 

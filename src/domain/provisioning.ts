@@ -9,6 +9,7 @@ import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
 import { entryHead, type StoredEntry } from './entry.js'
 import type { Contents } from './contents.js'
+import type { ViewSignal } from './bucket-follower.js'
 import type { Views } from './views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
@@ -60,7 +61,22 @@ export interface Provisioning {
    * most `limit`; `cursor` names the last one given (or the cursor asked, when there are none).
    */
   changes (query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean }
+  /**
+   * Waits a moment for this instance to reach the revision of `query.since` when another instance
+   * gave the cursor and this one has not read as far yet; the question then refuses or answers.
+   */
+  settle (query: Query, ms?: number): Promise<void>
+  /**
+   * Resolves when something `query` (with `since`) would show has changed after its cursor, when
+   * the view's state changes (stale, live, another generation), when `signal` aborts, or after `ms`.
+   */
+  changed (query: Query & { since: Cursor }, ms: number, signal?: AbortSignal): Promise<void>
+  /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
+  listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
+
+/** How long a question waits for this instance to reach a cursor another one gave. */
+const SETTLE_MS = 2000
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
 interface Narrowing {
@@ -269,6 +285,38 @@ export function createProvisioning (views: Views): Provisioning {
   return {
     ask,
     version,
+    async settle (query, ms = SETTLE_MS) {
+      if (query.since !== undefined) await views.byWhat[query.what].reach(query.since.revision, ms)
+    },
+    listen: (what, listener) => views.byWhat[what].listen(listener),
+    async changed (query, ms, signal) {
+      const shows = (): boolean => {
+        try {
+          return [...changesAfter(read(query).contents, query.what, narrowing(query.what, query.filter), query.since.revision)].length > 0
+        } catch {
+          return true // a refusal is news too: the question is asked again and answers it
+        }
+      }
+      if (shows() || signal?.aborted === true) return
+      await new Promise<void>((resolve) => {
+        let looking = false
+        const done = (): void => {
+          clearTimeout(timer)
+          stop()
+          signal?.removeEventListener('abort', done)
+          resolve()
+        }
+        const timer = setTimeout(done, ms)
+        signal?.addEventListener('abort', done)
+        const stop = views.byWhat[query.what].listen((s) => {
+          if (s === 'state') return done()
+          if (looking) return
+          // One look per burst of changes, after the burst.
+          looking = true
+          setImmediate(() => { looking = false; if (shows()) done() })
+        })
+      })
+    },
     changes (query, limit) {
       const { contents } = read(query)
       const changes: Change[] = []
