@@ -132,13 +132,13 @@ describe('refusals: status and body', () => {
   })
 
   it.each([
-    ['/v1/needs?foo=1', refused('BAD_REQUEST', '"foo" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit', 'foo')],
-    ['/v1/needs?what=applied', refused('BAD_REQUEST', '"what" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit', 'what')],
-    ['/v1/collect?node=ace&extra=', refused('BAD_REQUEST', '"extra" is not a parameter of GET /v1/collect; it takes node, module, contributor, collection, after, limit', 'extra')],
+    ['/v1/needs?foo=1', refused('BAD_REQUEST', '"foo" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit, since, wait', 'foo')],
+    ['/v1/needs?what=applied', refused('BAD_REQUEST', '"what" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit, since, wait', 'what')],
+    ['/v1/collect?node=ace&extra=', refused('BAD_REQUEST', '"extra" is not a parameter of GET /v1/collect; it takes node, module, contributor, collection, after, limit, since, wait', 'extra')],
     ['/v1/registry/secret?kind=secret', refused('BAD_REQUEST', '"kind" is not a parameter of GET /v1/registry/:kind; it takes none', 'kind')],
-    ['/v1/applied?constructor=x', refused('BAD_REQUEST', '"constructor" is not a parameter of GET /v1/applied; it takes node, module, after, limit', 'constructor')],
-    ['/v1/applied?__proto__=x', refused('BAD_REQUEST', '"__proto__" is not a parameter of GET /v1/applied; it takes node, module, after, limit', '__proto__')],
-    ['/v1/registry?toString=x', refused('BAD_REQUEST', '"toString" is not a parameter of GET /v1/registry; it takes kind, after, limit', 'toString')],
+    ['/v1/applied?constructor=x', refused('BAD_REQUEST', '"constructor" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', 'constructor')],
+    ['/v1/applied?__proto__=x', refused('BAD_REQUEST', '"__proto__" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', '__proto__')],
+    ['/v1/registry?toString=x', refused('BAD_REQUEST', '"toString" is not a parameter of GET /v1/registry; it takes kind, after, limit, since, wait', 'toString')],
     ['/v1/needs?node=a&node=b', refused('BAD_REQUEST', 'node: ["a","b"] will not do; it takes one key token of A-Z a-z 0-9 _ - / = (e.g. "n1")', 'node')]
   ])('GET %s is refused 400 naming the parameter', async (path, body) => {
     const got = await get(path)

@@ -7,6 +7,7 @@ import { Compile } from 'typebox/compile'
 import { describe, expect, it } from 'vitest'
 import { Answers, Entries, ErrorBody, RequestFields } from '../src/domain/schemas.js'
 import { openApiText } from '../src/http/openapi-document.js'
+import { readWait } from '../src/http/wait.js'
 import { VERSION } from '../src/version.js'
 
 interface Parameter { name: string, in: string, description?: string, example?: unknown, schema: { examples?: unknown[] } }
@@ -58,10 +59,10 @@ describe('the OpenAPI document', () => {
 
   it('takes on each list route exactly the fields that narrow its question, then after and limit', () => {
     const names = (path: string) => doc.paths[path]?.['get']?.parameters?.map((p) => `${p.in}:${p.name}`)
-    expect(names('/v1/registry')).toEqual(['query:kind', 'query:after', 'query:limit'])
-    expect(names('/v1/needs')).toEqual(['query:node', 'query:module', 'query:kind', 'query:name', 'query:after', 'query:limit'])
-    expect(names('/v1/applied')).toEqual(['query:node', 'query:module', 'query:after', 'query:limit'])
-    expect(names('/v1/collect')).toEqual(['query:node', 'query:module', 'query:contributor', 'query:collection', 'query:after', 'query:limit'])
+    expect(names('/v1/registry')).toEqual(['query:kind', 'query:after', 'query:limit', 'query:since', 'query:wait'])
+    expect(names('/v1/needs')).toEqual(['query:node', 'query:module', 'query:kind', 'query:name', 'query:after', 'query:limit', 'query:since', 'query:wait'])
+    expect(names('/v1/applied')).toEqual(['query:node', 'query:module', 'query:after', 'query:limit', 'query:since', 'query:wait'])
+    expect(names('/v1/collect')).toEqual(['query:node', 'query:module', 'query:contributor', 'query:collection', 'query:after', 'query:limit', 'query:since', 'query:wait'])
     expect(names('/v1/registry/{kind}')).toEqual(['path:kind'])
     const limit = doc.paths['/v1/needs']?.['get']?.parameters?.find((p) => p.name === 'limit')
     expect(limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 10000, default: 1000, examples: [100] })
@@ -77,8 +78,9 @@ describe('the OpenAPI document', () => {
       // Optional query parameters show their example in the schema: Swagger UI would fill in `example`.
       const example = p.in === 'query' ? p.schema.examples?.[0] : p.example
       if (p.in === 'query') expect(p.example).toBeUndefined()
-      const field = RequestFields[p.name as keyof typeof RequestFields]
-      expect(Compile(field).Check(example), `${p.name} example ${JSON.stringify(example)}`).toBe(true)
+      // `wait` is HTTP's own; every other parameter is a field of the verb's request.
+      if (p.name === 'wait') expect(readWait(example, true)).toBeGreaterThan(0)
+      else expect(Compile(RequestFields[p.name as keyof typeof RequestFields]).Check(example), `${p.name} example ${JSON.stringify(example)}`).toBe(true)
     }
   })
 

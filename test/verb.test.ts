@@ -145,7 +145,7 @@ describe('bad requests are refused with the micro error headers and a body namin
     ['an unknown field', { what: 'needs', nodes: 'ace' }, 'nodes', /"nodes" is not a request field/],
     ['a wrong type', { what: 'needs', limit: '10' }, 'limit', /limit: "10" will not do; it takes a whole number from 1 to 10000/],
     ['a node no token could hold', { what: 'needs', node: 'ace.gitea' }, 'node', /node: "ace.gitea" will not do; it takes one key token/],
-    ['a field that does not apply', { what: 'applied', collection: 'shell' }, 'collection', /collection does not narrow what=applied; applied takes node, module, after, limit/],
+    ['a field that does not apply', { what: 'applied', collection: 'shell' }, 'collection', /collection does not narrow what=applied; applied takes node, module, after, limit, since/],
     ['kind for collect', { what: 'collect', kind: 'shell' }, 'kind', /kind does not narrow what=collect/]
   ])('%s', async (_, request, field, message) => {
     const reply = await askVerb(nc, request)
@@ -169,7 +169,7 @@ describe('discovery ($SRV)', () => {
     const endpoint = info.endpoints[0]
     expect(endpoint).toMatchObject({ name: 'provisioning', subject: 'mesh-provisioner.provisioning', queue_group: 'mesh-provisioner' })
     const requestSchema = JSON.parse(endpoint.metadata.request_schema)
-    expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit'])
+    expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit', 'since'])
     expect(JSON.parse(endpoint.metadata.response_schema).anyOf).toHaveLength(4)
     const stats = JSON.parse((await nc.request('$SRV.STATS.mesh-provisioner', '', { timeout: 2000 })).string())
     expect(stats.endpoints[0].num_requests).toBeGreaterThan(10)

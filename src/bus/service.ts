@@ -76,13 +76,21 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
   })
 
   let countError: (err: Error) => void = () => {}
-  const handle = (msg: ServiceMsg): void => {
+  /** `settled`: a question with `since` has had its moment to reach the cursor's revision. */
+  const handle = (msg: ServiceMsg, settled = false): void => {
     const started = process.hrtime.bigint()
     let route = 'invalid'
     let outcome = 'ok'
+    let deferred = false
     try {
       const query = readQuery(readPayload(msg.data))
       route = query.what
+      if (query.since !== undefined && !settled) {
+        // A cursor another instance gave may be ahead of this one: answer once it is reached (or refuse then).
+        deferred = true
+        void provisioning.settle(query).finally(() => { handle(msg, true) })
+        return
+      }
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       msg.respond(utf8.encode(provisioning.ask(query, { maxBytes }).json))
     } catch (err) {
@@ -94,7 +102,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
       msg.respondError(MICRO_CODE[e.code], text, utf8.encode(JSON.stringify(e.toBody())))
       countError(new Error(`${MICRO_CODE[e.code]} ${e.code}: ${text}`))
     } finally {
-      metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
+      if (!deferred) metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
     }
   }
 

@@ -41,6 +41,12 @@ function whyReload (c: Contents, created: string, lastSeq: number): string | und
   return undefined
 }
 
+/**
+ * What a listener hears: `change` when a change reaches the generation answers come from, `state`
+ * when the view's state, staleness or serving generation moved.
+ */
+export type ViewSignal = 'change' | 'state'
+
 /** How long a live view must find no stream before it calls its bucket gone; a loaded cluster's election takes seconds. */
 const GONE_AFTER_MS = 3000
 
@@ -66,6 +72,9 @@ export class BucketFollower {
   private stopped = false
   private wake: (() => void) | undefined
   private running: Promise<void> | undefined
+  private readonly listeners = new Set<(signal: ViewSignal) => void>()
+  /** The state, staleness and generation last told to listeners. */
+  private told = ''
 
   constructor (opts: FollowerOptions) {
     this.what = opts.what
@@ -90,7 +99,36 @@ export class BucketFollower {
   /** Called on every change of the connection; on reconnect the watch resumes at once. */
   setConnected (connected: boolean): void {
     this.connected = connected
+    this.signalState()
     if (connected) this.restart()
+  }
+
+  /** Calls `listener` on every signal until the returned function is called. */
+  listen (listener: (signal: ViewSignal) => void): () => void {
+    this.listeners.add(listener)
+    return () => { this.listeners.delete(listener) }
+  }
+
+  private signal (signal: ViewSignal): void {
+    for (const listener of this.listeners) listener(signal)
+  }
+
+  /** Tells listeners when the state, staleness or serving generation differs from what they were last told. */
+  private signalState (): void {
+    const now = `${this.state} ${this.stale} ${this.serving?.generation ?? ''}`
+    if (now === this.told) return
+    this.told = now
+    this.signal('state')
+  }
+
+  /** Resolves once the view answers from `revision` or later (of its serving generation), or after `ms`. */
+  async reach (revision: number, ms: number): Promise<void> {
+    if ((this.serving?.revision ?? 0) >= revision) return
+    await new Promise<void>((resolve) => {
+      const done = (): void => { clearTimeout(timer); stop(); resolve() }
+      const timer = setTimeout(done, ms)
+      const stop = this.listen(() => { if ((this.serving?.revision ?? 0) >= revision) done() })
+    })
   }
 
   /** Ends the current watch so that the loop binds again and resumes from the last revision. */
@@ -165,6 +203,7 @@ export class BucketFollower {
       }
       this.missingSince = undefined
       this.absent = false
+      this.signalState()
       const c = this.contents
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
@@ -182,6 +221,7 @@ export class BucketFollower {
       if (!contents.indexed) contents.buildIndexes()
       this.serving = contents
       follow.catchingUp = false
+      this.signalState()
       this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
     }
     try {
@@ -193,9 +233,13 @@ export class BucketFollower {
       return
     }
     if (this.stopped) follow.watch.stop()
+    this.signalState()
     const check = setInterval(() => { void this.verify(follow) }, this.checkMs)
     try {
-      for await (const e of follow.watch) contents.apply(e)
+      for await (const e of follow.watch) {
+        contents.apply(e)
+        if (contents === this.serving) this.signal('change')
+      }
     } catch (err) {
       if (!this.stopped) this.log.warn({ err, bucket: this.bucket }, 'watch ended with an error; binding again')
     } finally {
@@ -210,6 +254,7 @@ export class BucketFollower {
     }
     this.missingSince ??= Date.now()
     if (this.serving === undefined || Date.now() - this.missingSince >= GONE_AFTER_MS) this.gone()
+    this.signalState()
   }
 
   private gone (): void {
@@ -251,6 +296,7 @@ export class BucketFollower {
     const last = follow.lastCheck
     follow.lastCheck = { streamLast, seen }
     follow.lagging = last !== undefined && seen < Math.min(last.streamLast, streamLast)
+    this.signalState()
     if (follow.lagging && seen === last?.seen) {
       this.log.warn({ bucket: this.bucket, revision: seen, streamRevision: streamLast }, 'the watch stopped delivering; following the bucket again')
       follow.watch?.stop()

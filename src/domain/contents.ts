@@ -3,6 +3,8 @@
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
 import { fieldsOf, parseKey, type What } from './buckets.js'
+import { ChangeLog } from './change-log.js'
+import { generationOf } from './cursor.js'
 import { holdValue, outOfShapeJson, StoredEntry } from './entry.js'
 import { SortedKeys } from './sorted-keys.js'
 
@@ -43,18 +45,32 @@ function indexValue (fields: readonly string[], positions: readonly number[]): s
 export class Contents {
   readonly entries = new Map<string, StoredEntry>()
   readonly outOfShape = new Map<string, OutOfShapeEntry>()
+  /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
+  readonly deletions = new Map<string, number>()
+  /** Every change in revision order: what `since` reads. */
+  readonly log = new ChangeLog()
   revision = 0
+  /** The last revision that put or deleted an out-of-shape key. */
+  oddRevision = 0
+  /** The generation as cursors name it (SPEC §8). */
+  readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
   all: SortedKeys | undefined
   oddKeys = new SortedKeys()
   /** Keyed by the positions arrays of INDEXES themselves. */
   private readonly indexes = new Map<readonly number[], Map<string, SortedKeys>>()
 
-  constructor (readonly what: What, readonly created: string) {}
+  constructor (readonly what: What, readonly created: string) {
+    this.generation = generationOf(created)
+  }
 
   get indexed (): boolean {
     return this.all !== undefined
   }
+
+  /** The revision of a key's latest change, whether it put or deleted it. */
+  readonly current = (key: string): number | undefined =>
+    this.entries.get(key)?.revision ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: Change): void {
@@ -63,53 +79,84 @@ export class Contents {
     this.revision = revision
     const key = e.key
     const put = e.operation === 'PUT'
+    this.change(key, revision, put, e)
+    if (put) this.deletions.delete(key)
+    else this.deletions.set(key, revision)
+    this.log.record(key, revision)
+    this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.current)
+  }
+
+  private change (key: string, revision: number, put: boolean, e: Change): void {
     // A key's shape, fields and places in the indexes follow from the key alone: a key seen before
-    // keeps them, and only a new or a removed key touches the indexes.
+    // keeps them, and only a new or a removed key changes the indexes' members.
     const old = this.entries.get(key)
     if (old !== undefined) {
-      if (put) this.entries.set(key, new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime()))
-      else this.removeEntry(old)
+      if (put) {
+        this.entries.set(key, new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime()))
+        if (this.indexed) this.index(old.fields, revision)
+      } else {
+        this.entries.delete(key)
+        if (this.indexed) this.index(old.fields, revision, (set) => set.delete(key))
+      }
       return
     }
     const odd = this.outOfShape.get(key)
-    if (odd !== undefined) {
-      if (put) this.putOutOfShape(key, revision, odd.reason)
-      else if (this.outOfShape.delete(key) && this.indexed) this.oddKeys.delete(key)
+    if (odd !== undefined || !put) {
+      // An out-of-shape key, or the deletion of a key this generation never held: no index holds it.
+      this.changeOutOfShape(key, revision, put, odd?.reason)
       return
     }
-    if (!put) return
     const parsed = parseKey(this.what, key)
     if (!parsed.ok) {
-      this.putOutOfShape(key, revision, parsed.reason)
-      if (this.indexed) this.oddKeys.add(key)
+      this.changeOutOfShape(key, revision, put, parsed.reason)
       return
     }
-    const entry = new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime())
-    this.entries.set(key, entry)
-    if (this.indexed) this.index(entry, (set) => set.add(key))
+    this.entries.set(key, new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime()))
+    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key))
   }
 
-  private putOutOfShape (key: string, revision: number, reason: string): void {
-    const json = outOfShapeJson(key, revision, reason)
-    this.outOfShape.set(key, { key, tokens: key.split('.'), revision, reason, json, bytes: Buffer.byteLength(json) })
+  private changeOutOfShape (key: string, revision: number, put: boolean, reason: string | undefined): void {
+    if (put) {
+      const json = outOfShapeJson(key, revision, reason as string)
+      if (!this.outOfShape.has(key) && this.indexed) this.oddKeys.add(key)
+      this.outOfShape.set(key, { key, tokens: key.split('.'), revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
+      this.oddRevision = revision
+      return
+    }
+    if (this.outOfShape.delete(key)) {
+      if (this.indexed) this.oddKeys.delete(key)
+      this.oddRevision = revision
+      return
+    }
+    // The deletion of a key never held: its fields, when it has them, say which answers it touches.
+    const parsed = parseKey(this.what, key)
+    if (!parsed.ok) this.oddRevision = revision
+    else if (this.indexed) this.index(parsed.values, revision)
   }
 
-  private removeEntry (entry: StoredEntry): void {
-    this.entries.delete(entry.key)
-    if (this.indexed) this.index(entry, (set) => set.delete(entry.key))
-  }
-
-  private index (entry: StoredEntry, change: (set: SortedKeys) => void): void {
-    change(this.all as SortedKeys)
-    const fields = entry.fields
+  /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
+  private index (fields: readonly string[], revision: number, change?: (set: SortedKeys) => void): void {
+    const all = this.all as SortedKeys
+    if (change) change(all)
+    all.revision = Math.max(all.revision, revision)
     for (const positions of INDEXES[this.what]) {
       const byValue = this.indexes.get(positions) as Map<string, SortedKeys>
       const value = indexValue(fields, positions)
       let set = byValue.get(value)
+      // An emptied set stays: its revision is what an answer narrowed to it reflects.
       if (!set) byValue.set(value, (set = new SortedKeys()))
-      change(set)
-      if (set.size === 0) byValue.delete(value)
+      if (change) change(set)
+      set.revision = Math.max(set.revision, revision)
     }
+  }
+
+  /**
+   * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
+   * of the narrowest set holding every match, and of any out-of-shape key.
+   */
+  revisionFor (filter: ReadonlyMap<number, string>): number {
+    if (filter.size === 0) return this.revision
+    return Math.max(this.candidates(filter).set.revision, this.oddRevision)
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
@@ -126,10 +173,22 @@ export class Contents {
         if (list) list.push(key)
         else lists.set(value, [key])
       }
-      this.indexes.set(positions, new Map([...lists].map(([v, keys]) => [v, new SortedKeys(keys)])))
+      const byValue = new Map<string, SortedKeys>()
+      for (const [value, keys] of lists) {
+        const set = new SortedKeys(keys)
+        for (const key of keys) set.revision = Math.max(set.revision, (this.entries.get(key) as StoredEntry).revision)
+        byValue.set(value, set)
+      }
+      this.indexes.set(positions, byValue)
     }
     this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
     this.all = new SortedKeys(sorted)
+    this.all.revision = this.revision
+    for (const [key, revision] of this.deletions) {
+      const parsed = parseKey(this.what, key)
+      // A deletion seen during the load marks the sets its key would be in.
+      if (parsed.ok) this.index(parsed.values, revision)
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 // Errors are values: a stable code, a message that names what was wrong and the remedy, and the
 // field at fault when there is one. Transports map the code once each (src/http, src/bus).
 
-export const ERROR_CODES = ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'NOT_READY', 'BUCKET_MISSING', 'INTERNAL'] as const
+export const ERROR_CODES = ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING', 'INTERNAL'] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
 export class ProvisionerError extends Error {

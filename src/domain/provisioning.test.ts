@@ -1,14 +1,18 @@
 // The answer document built from contents (no NATS here: entries are applied as a watch would).
 
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
+import type { KvEntry } from 'nats'
 import { keyOf, type What } from './buckets.js'
+import { generationOf, parseCursor } from './cursor.js'
 import { createProvisioning } from './provisioning.js'
-import { Contents, type Change } from './contents.js'
+import { Contents } from './contents.js'
 import type { Views } from './views.js'
 
 let revision = 0
-function put (c: Contents, key: string, value: string | Uint8Array, operation: Change['operation'] = 'PUT'): void {
-  c.apply({ key, value: typeof value === 'string' ? new TextEncoder().encode(value) : value, revision: ++revision, created: new Date(Date.UTC(2026, 10, 29, 9, 40)), operation })
+const CREATED = '2026-11-29T09:40:00.123456789Z'
+function put (c: Contents, key: string, value: string | Uint8Array, operation: 'PUT' | 'DEL' | 'PURGE' = 'PUT'): void {
+  c.apply({ key, value: typeof value === 'string' ? new TextEncoder().encode(value) : value, revision: ++revision, created: new Date(Date.UTC(2026, 10, 29, 9, 40)), operation, bucket: 'b', delta: 0, length: 0 } as unknown as KvEntry)
 }
 
 function provisioningOver (what: What, contents: Contents, stale = false) {
@@ -17,11 +21,11 @@ function provisioningOver (what: What, contents: Contents, stale = false) {
 }
 
 function parse (json: string) {
-  return JSON.parse(json) as { entries: Array<Record<string, unknown>>, outOfShape: Array<Record<string, unknown>>, total: number, next?: string, cut?: { reason: string, omitted: number }, revision: number, stale: boolean, outOfShapeOmitted?: number }
+  return JSON.parse(json) as { cursor?: string, deleted?: Array<Record<string, unknown>>, entries: Array<Record<string, unknown>>, outOfShape: Array<Record<string, unknown>>, total: number, next?: string, cut?: { reason: string, omitted: number }, revision: number, stale: boolean, outOfShapeOmitted?: number }
 }
 
 describe('needs', () => {
-  const c = new Contents('needs', 'now')
+  const c = new Contents('needs', CREATED)
   for (const node of ['n1', 'n2', 'n1-b']) {
     for (const module of ['gitea', 'mail']) {
       for (const kind of ['secret', 'port']) put(c, keyOf('needs', { node, module, kind, name: 'x' }), `{"n":"${node}"}`)
@@ -108,7 +112,7 @@ describe('needs', () => {
 })
 
 describe('collect', () => {
-  const c = new Contents('collect', 'now')
+  const c = new Contents('collect', CREATED)
   put(c, keyOf('collect', { node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea' }), '{}')
   put(c, keyOf('collect', { node: 'n1', collection: 'shell:zsh:normal', contributor: 'mail' }), '{}')
   put(c, keyOf('collect', { node: 'n2', collection: 'environment', contributor: 'gitea' }), '{}')
@@ -127,7 +131,7 @@ describe('collect', () => {
 })
 
 describe('changes after the snapshot', () => {
-  const c = new Contents('needs', 'now')
+  const c = new Contents('needs', CREATED)
   const key = keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'x' })
   put(c, key, '{"v":1}')
   put(c, 'n1.gitea.odd', '{}')
@@ -159,7 +163,7 @@ describe('changes after the snapshot', () => {
 })
 
 test('a value that is not UTF-8 is held as a copy of its bytes until it is answered', () => {
-  const c = new Contents('applied', 'now')
+  const c = new Contents('applied', CREATED)
   const bytes = new Uint8Array([0xff, 0x01])
   put(c, 'n1.bin', bytes)
   c.buildIndexes()
@@ -169,7 +173,7 @@ test('a value that is not UTF-8 is held as a copy of its bytes until it is answe
 
 describe('an entry larger than an answer may carry', () => {
   test('is answered with a problem instead of its value, so paging goes on', () => {
-    const c = new Contents('applied', 'now')
+    const c = new Contents('applied', CREATED)
     put(c, 'n1.big', JSON.stringify({ blob: 'x'.repeat(5000) }))
     put(c, 'n1.small', '{}')
     c.buildIndexes()
@@ -181,7 +185,7 @@ describe('an entry larger than an answer may carry', () => {
 })
 
 test('out-of-shape keys beyond what fits are counted', () => {
-  const c = new Contents('registry', 'now')
+  const c = new Contents('registry', CREATED)
   for (let i = 0; i < 1200; i++) put(c, `odd.${i}`, '{}')
   c.buildIndexes()
   const a = parse(provisioningOver('registry', c).ask({ what: 'registry', filter: {} }).json)
@@ -190,7 +194,7 @@ test('out-of-shape keys beyond what fits are counted', () => {
 })
 
 test('a repeated question is answered from the last build until the bucket moves or staleness changes', () => {
-  const c = new Contents('applied', 'now')
+  const c = new Contents('applied', CREATED)
   put(c, 'n1.a', '{}')
   c.buildIndexes()
   const view = { read: () => c, stale: false }
@@ -203,4 +207,103 @@ test('a repeated question is answered from the last build until the bucket moves
   expect(parse(moved.json).entries.map((e) => e['key'])).toEqual(['n1.a', 'n1.b'])
   view.stale = true
   expect(parse(p.ask({ what: 'applied', filter: { node: 'n1' } }).json).stale).toBe(true)
+})
+
+describe('since: the changes after a cursor', () => {
+  const ops = fc.array(fc.tuple(fc.constantFrom('PUT', 'DEL', 'PURGE'), fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'n2.b', 'n1'), fc.nat(9)), { maxLength: 40 })
+
+  test('applied to the state at the cursor, they give the state now, deletions included, and nothing else', () => {
+    fc.assert(fc.property(ops, ops, fc.constantFrom<Record<string, string>>({}, { node: 'n1' }, { module: 'b' }), fc.integer({ min: 1, max: 3 }), (before, after, filter, limit) => {
+      const c = new Contents('applied', CREATED)
+      const model = new Map<string, string>()
+      const play = (list: typeof before): void => {
+        for (const [op, key, v] of list) {
+          put(c, key, `{"v":${v}}`, op as 'PUT')
+          if (op === 'PUT') model.set(key, `{"v":${v}}`)
+          else model.delete(key)
+        }
+      }
+      play(before)
+      c.buildIndexes()
+      const p = provisioningOver('applied', c)
+      const keeps = (key: string): boolean => Object.entries(filter).every(([f, v]) => key.split('.')[f === 'node' ? 0 : 1] === undefined || key.split('.')[f === 'node' ? 0 : 1] === v)
+      let cursor = parse(p.ask({ what: 'applied', filter }).json).cursor as string
+      // What a client holds: entries with their values, out-of-shape keys (no dot here) as present.
+      const visible = (): Map<string, string> => new Map([...model].filter(([k]) => keeps(k)).map(([k, v]) => [k, k.includes('.') ? v : '{}']))
+      const then = visible()
+      const changedSince = c.revision
+      play(after)
+      const seen = new Map(then)
+      for (let page = 0; page < 100; page++) {
+        const a = parse(p.ask({ what: 'applied', filter, since: parseCursor(cursor), limit }).json)
+        const revisions = [...a.entries, ...(a.deleted ?? []), ...a.outOfShape].map((e) => e['revision'] as number)
+        expect(revisions.every((r) => r > changedSince)).toBe(true)
+        for (const e of [...a.entries, ...a.outOfShape]) seen.set(e['key'] as string, JSON.stringify(e['value'] ?? {}).replace(/\s/g, ''))
+        for (const d of a.deleted ?? []) seen.delete(d['key'] as string)
+        if (!a.cut) {
+          expect(a.cursor).toBe(revisions.length > 0 ? `${Math.max(...revisions)}-${generationOf(CREATED)}` : cursor)
+          break
+        }
+        expect(revisions.length).toBe(limit)
+        cursor = a.cursor as string
+      }
+      expect(seen).toEqual(visible())
+    }))
+  })
+
+  test('entries come in revision order with their fields; a deletion has its fields, an out-of-shape one key and revision alone', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'n1.m.secret.x', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('needs', c)
+    const { cursor } = parse(p.ask({ what: 'needs', filter: {} }).json)
+    put(c, 'n1.m.secret.y', '{"y":1}')
+    put(c, 'n1.m.secret.x', '', 'DEL')
+    put(c, 'n1.odd', '{}')
+    put(c, 'n1.odd', '', 'PURGE')
+    put(c, 'n2.m.port.z', '{}')
+    const a = parse(p.ask({ what: 'needs', filter: {}, since: parseCursor(cursor as string) }).json)
+    expect(a.entries.map((e) => e['key'])).toEqual(['n1.m.secret.y', 'n2.m.port.z'])
+    expect(a.deleted).toEqual([
+      { key: 'n1.m.secret.x', node: 'n1', module: 'm', kind: 'secret', name: 'x', revision: expect.any(Number) },
+      { key: 'n1.odd', revision: expect.any(Number) }
+    ])
+    expect(a.total).toBe(4)
+  })
+
+  test('a cursor of another generation is CURSOR_EXPIRED; one this instance has not reached is NOT_READY', () => {
+    const c = new Contents('applied', CREATED)
+    put(c, 'n1.a', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('applied', c)
+    expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: '5' } })).toThrow(expect.objectContaining({ code: 'CURSOR_EXPIRED', field: 'since' }))
+    expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: c.revision + 1, generation: c.generation } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
+  })
+})
+
+describe('an answer\'s revision and version move only with what it holds', () => {
+  test('a write on node bob leaves node ace\'s answer, revision and version alone; a delete on ace moves them', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    put(c, 'bob.m.secret.b', '{}')
+    put(c, 'gone.m.secret.c', '', 'DEL')
+    c.buildIndexes()
+    const p = provisioningOver('needs', c)
+    const ace = { what: 'needs' as const, filter: { node: 'ace' } }
+    const before = { version: p.version(ace), answer: parse(p.ask(ace).json) }
+    put(c, 'bob.m.secret.b', '{"v":2}')
+    put(c, 'bob.m.secret.new', '{}')
+    put(c, 'bob.m.secret.new', '', 'DEL')
+    expect(p.version(ace)).toBe(before.version)
+    expect(parse(p.ask(ace).json)).toEqual(before.answer)
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'bob' } }).json).revision).toBe(c.revision)
+    put(c, 'ace.m.secret.a', '{"v":2}')
+    const updated = p.version(ace)
+    expect(updated).not.toBe(before.version)
+    expect(parse(p.ask(ace).json).entries[0]).toMatchObject({ value: { v: 2 }, revision: c.revision })
+    put(c, 'ace.m.secret.a', '', 'DEL')
+    expect(p.version(ace)).not.toBe(updated)
+    expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, total: 0 })
+    expect(parse(p.ask({ what: 'needs', filter: { node: 'gone' } }).json).revision).toBeGreaterThan(0)
+  })
 })

@@ -1,12 +1,15 @@
-// The answer to a question: the answer document of SPEC §4, built from a view's ready JSON,
-// narrowed, paged and cut to fit. Both transports answer with exactly these bytes.
+// One function per question: the answer document of SPEC §4, built from a view's ready JSON,
+// narrowed, paged and cut to fit, or (with `since`) the changes after a cursor (SPEC §8). Both
+// transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
 import { AnswerCache } from './answer-cache.js'
-import { BUCKETS, FIELDS, tokenOf, type What } from './buckets.js'
+import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from './buckets.js'
+import { formatCursor, type Cursor } from './cursor.js'
 import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
 import { entryHead, type StoredEntry } from './entry.js'
 import type { Contents } from './contents.js'
+import type { ViewSignal } from './bucket-follower.js'
 import type { Views } from './views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
@@ -24,30 +27,86 @@ export interface AskOptions {
   defaultLimit?: number
 }
 
+/** One change after a cursor, as the event stream sends it. */
+export interface Change {
+  type: 'put' | 'delete' | 'outOfShape'
+  /** The entry, the deletion or the out-of-shape key, as in answers. */
+  json: string
+  revision: number
+}
+
 /** Room kept for the answer's head and tail around the entries. */
 const FRAME = 512
 /** Out-of-shape keys listed in one answer at the most; more are counted in outOfShapeOmitted. */
 const OUT_OF_SHAPE_MAX = 1000
 /**
- * The share of an answer's room its out-of-shape list may take: every answer about the bucket lists
- * them, and they must not crowd out the entries asked for.
+ * The share of an answer's room that out-of-shape keys may take: entries, which a client pages
+ * through with `after`, keep the rest (out-of-shape keys are not paged).
  */
-const OUT_OF_SHAPE_SHARE = 0.25
+const OUT_OF_SHAPE_SHARE = 1 / 4
 
 export interface Provisioning {
   ask (query: Query, opts?: AskOptions): Answer
   /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
   entry (what: What, key: string): { json: string, version: string }
   /**
-   * Names the state answers about `what` are built from: while it is the same, one question gets
-   * the same bytes, so a transport can validate a cached answer without building it again.
-   * Refuses like the questions do while the bucket is missing or loading.
+   * Names the state the answer to `query` is built from: while it is the same, the question gets
+   * the same bytes, so a transport can validate a cached answer without building it again. It
+   * moves only with a change the answer would show (SPEC §8). Refuses like the questions do while
+   * the bucket is missing or loading.
    */
-  version (what: What): string
+  version (query: Query): string
+  /**
+   * The changes after `query.since` that the filter keeps, latest per key, in revision order, at
+   * most `limit`; `cursor` names the last one given (or the cursor asked, when there are none).
+   */
+  changes (query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean }
+  /**
+   * Waits a moment for this instance to reach the revision of `query.since` when another instance
+   * gave the cursor and this one has not read as far yet; the question then refuses or answers.
+   */
+  settle (query: Query, ms?: number): Promise<void>
+  /**
+   * Resolves when something `query` (with `since`) would show has changed after its cursor, when
+   * the view's state changes (stale, live, another generation), when `signal` aborts, or after `ms`.
+   */
+  changed (query: Query & { since: Cursor }, ms: number, signal?: AbortSignal): Promise<void>
+  /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
+  listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
 
-function versionOf (contents: Contents, stale: boolean): string {
-  return `${contents.revision}-${stale ? 's' : 'c'}-${contents.created}`
+/** How long a question waits for this instance to reach a cursor another one gave. */
+const SETTLE_MS = 2000
+
+/** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
+interface Narrowing {
+  positions: Map<number, string>
+  matches: (fields: readonly string[]) => boolean
+  keepsTokens: (tokens: readonly string[]) => boolean
+}
+
+function narrowing (what: What, filter: Record<string, string>): Narrowing {
+  const positions = new Map<number, string>()
+  const tokens: Array<[number, string]> = []
+  FIELDS[what].forEach((f, i) => {
+    const v = filter[f]
+    if (v === undefined) return
+    positions.set(i, v)
+    tokens.push([i, tokenOf(f, v)])
+  })
+  return {
+    positions,
+    matches: (fields) => {
+      for (const [p, v] of positions) if (fields[p] !== v) return false
+      return true
+    },
+    // An out-of-shape key is left out only when a token it does have contradicts the filter.
+    keepsTokens: (have) => tokens.every(([p, t]) => have[p] === undefined || have[p] === t)
+  }
+}
+
+function versionOf (contents: Contents, revision: number, stale: boolean): string {
+  return `${revision}-${stale ? 's' : 'c'}-${contents.generation}`
 }
 
 function tooLarge (what: What, e: StoredEntry, room: number): string {
@@ -55,15 +114,21 @@ function tooLarge (what: What, e: StoredEntry, room: number): string {
   return `${entryHead(what, e.key, e.fields)},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${new Date(e.updated).toISOString()}"}`
 }
 
-function outOfShapePart (contents: Contents, what: What, filter: Record<string, string>, room: number): { json: string, bytes: number, omitted: number } {
-  const checks = FIELDS[what].map((f, i) => [i, filter[f] === undefined ? undefined : tokenOf(f, filter[f])] as const).filter(([, t]) => t !== undefined)
+/** The JSON of a deletion: the key, its fields when it fits the bucket's shape, the revision. */
+function deletedJson (what: What, key: string, revision: number): string {
+  const parsed = parseKey(what, key)
+  const head = parsed.ok ? entryHead(what, key, parsed.values) : `{"key":${JSON.stringify(key)}`
+  return `${head},"revision":${revision}}`
+}
+
+function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json: string, bytes: number, omitted: number } {
   const parts: string[] = []
   let bytes = 0
   let omitted = 0
   const odd = contents.oddKeys
   for (let i = 0; i < odd.size; i++) {
     const o = contents.outOfShape.get(odd.at(i) as string)
-    if (!o || checks.some(([p, t]) => o.tokens[p] !== undefined && o.tokens[p] !== t)) continue
+    if (!o || !n.keepsTokens(o.tokens)) continue
     if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
       parts.push(o.json)
       bytes += o.bytes + 1
@@ -74,38 +139,81 @@ function outOfShapePart (contents: Contents, what: What, filter: Record<string, 
   return { json: `[${parts.join(',')}]`, bytes: bytes + 2, omitted }
 }
 
+/**
+ * The changes after `since` the filter keeps, latest per key, oldest first: each a put of an
+ * entry, a deletion, or an out-of-shape key put.
+ */
+function * changesAfter (contents: Contents, what: What, n: Narrowing, since: number): Generator<Change & { entry?: StoredEntry }> {
+  for (const [key, revision] of contents.log.since(since, contents.current)) {
+    const entry = contents.entries.get(key)
+    if (entry !== undefined) {
+      if (n.matches(entry.fields)) yield { type: 'put', json: entry.json, revision, entry }
+      continue
+    }
+    const odd = contents.outOfShape.get(key)
+    if (odd !== undefined) {
+      if (n.keepsTokens(odd.tokens)) yield { type: 'outOfShape', json: odd.json, revision }
+      continue
+    }
+    const parsed = parseKey(what, key)
+    if (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) yield { type: 'delete', json: deletedJson(what, key, revision), revision }
+  }
+}
+
 export function createProvisioning (views: Views): Provisioning {
   const cache = new AnswerCache<Answer>()
 
+  /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
+  function read (query: Query): { contents: Contents, stale: boolean } {
+    const view = views.byWhat[query.what]
+    const contents = view.read()
+    const since = query.since
+    if (since !== undefined) {
+      if (since.generation !== contents.generation) {
+        throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+      }
+      if (since.revision > contents.revision) {
+        throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
+      }
+    }
+    return { contents, stale: view.stale }
+  }
+
+  function version (query: Query): string {
+    const { contents, stale } = read(query)
+    return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
+  }
+
   function ask (query: Query, opts: AskOptions = {}): Answer {
     const { what, filter, after } = query
-    const view = views.byWhat[what]
-    const contents = view.read()
-    const stale = view.stale
-    const version = versionOf(contents, stale)
-    const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.limit, opts.defaultLimit, opts.maxBytes])
+    const { contents, stale } = read(query)
+    const n = narrowing(what, filter)
+    const revision = contents.revisionFor(n.positions)
+    const version = versionOf(contents, revision, stale)
+    const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.since?.revision, query.limit, opts.defaultLimit, opts.maxBytes])
     const cached = cache.get(key, version)
     if (cached !== undefined) return cached
-    const answer = build(query, opts, contents, stale, version)
-    cache.set(key, version, answer, answer.json.length)
+    const limit = query.limit ?? opts.defaultLimit ?? Infinity
+    const budget = (opts.maxBytes ?? Infinity) - FRAME
+    const head = { what, contents, stale }
+    const json = query.since === undefined
+      ? list(head, n, revision, after, limit, budget)
+      : since(head, n, query.since.revision, limit, budget)
+    const answer = { json, version }
+    cache.set(key, version, answer, json.length)
     return answer
   }
 
-  function build (query: Query, opts: AskOptions, contents: Contents, stale: boolean, version: string): Answer {
-    const { what, filter, after } = query
-    const limit = query.limit ?? opts.defaultLimit ?? Infinity
-    const budget = (opts.maxBytes ?? Infinity) - FRAME
+  interface Head { what: What, contents: Contents, stale: boolean }
 
-    const positions = new Map<number, string>()
-    FIELDS[what].forEach((f, i) => { if (filter[f] !== undefined) positions.set(i, filter[f]) })
-    const matches = (e: StoredEntry): boolean => {
-      const fields = e.fields
-      for (const [p, v] of positions) if (fields[p] !== v) return false
-      return true
-    }
+  function open ({ what, stale }: Head, revision: number, total: number): string {
+    return `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${revision},"total":${total},"stale":${stale}`
+  }
 
-    const odd = outOfShapePart(contents, what, filter, budget * OUT_OF_SHAPE_SHARE)
-    const { set, exact } = contents.candidates(positions)
+  function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
+    const { what, contents } = head
+    const odd = outOfShapePart(contents, n, budget * OUT_OF_SHAPE_SHARE)
+    const { set, exact } = contents.candidates(n.positions)
     const taken: string[] = []
     let used = odd.bytes
     let total = 0
@@ -115,13 +223,12 @@ export function createProvisioning (views: Views): Provisioning {
     const start = exact && after !== undefined ? set.upperBound(after) : 0
     for (let i = start; i < set.size; i++) {
       const e = contents.entries.get(set.at(i) as string) as StoredEntry
-      if (!exact && !matches(e)) continue
+      if (!exact && !n.matches(e.fields)) continue
       total++
       if (after !== undefined && e.key <= after) continue
       if (cut === undefined) {
         const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
-        let json = e.json
-        if (e.bytes + 1 + tail > budget - odd.bytes) json = tooLarge(what, e, budget)
+        const json = e.bytes + 1 + tail > budget - odd.bytes ? tooLarge(what, e, budget) : e.json
         const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
         if (taken.length >= limit) cut = 'limit'
         else if (used + bytes + 1 + tail > budget) cut = 'payload'
@@ -140,16 +247,91 @@ export function createProvisioning (views: Views): Provisioning {
     }
     if (exact) total = set.size
 
-    const head = `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${contents.revision},"total":${total},"stale":${stale}`
-    let json = `${head},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
+    let json = `${open(head, revision, total)},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
     if (odd.omitted > 0) json += `,"outOfShapeOmitted":${odd.omitted}`
     if (cut !== undefined && next === undefined && after !== undefined) next = after
     if (cut !== undefined && next !== undefined) json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
-    return { json: `${json}}`, version }
+    return `${json},"cursor":"${formatCursor(revision, contents.generation)}"}`
+  }
+
+  /** The changes after `from`: entries, deletions and out-of-shape keys cut together, in revision order. */
+  function since (head: Head, n: Narrowing, from: number, limit: number, budget: number): string {
+    const { what, contents } = head
+    const parts: Record<Change['type'], string[]> = { put: [], delete: [], outOfShape: [] }
+    let used = 0
+    let taken = 0
+    let total = 0
+    let last = from
+    let cut: 'payload' | 'limit' | undefined
+    for (const c of changesAfter(contents, what, n, from)) {
+      total++
+      if (cut !== undefined) continue
+      const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
+      const bytes = json === c.entry?.json ? c.entry.bytes : Buffer.byteLength(json)
+      if (taken >= limit) cut = 'limit'
+      else if (used + bytes + 1 > budget) cut = 'payload'
+      else {
+        parts[c.type].push(json)
+        used += bytes + 1
+        taken++
+        last = c.revision
+      }
+    }
+    let json = `${open(head, last, total)},"entries":[${parts.put.join(',')}],"deleted":[${parts.delete.join(',')}],"outOfShape":[${parts.outOfShape.join(',')}]`
+    if (cut !== undefined) json += `,"cut":{"reason":"${cut}","omitted":${total - taken}}`
+    return `${json},"cursor":"${formatCursor(last, contents.generation)}"}`
   }
 
   return {
     ask,
+    version,
+    async settle (query, ms = SETTLE_MS) {
+      if (query.since !== undefined) await views.byWhat[query.what].reach(query.since.revision, ms)
+    },
+    listen: (what, listener) => views.byWhat[what].listen(listener),
+    async changed (query, ms, signal) {
+      const shows = (): boolean => {
+        try {
+          return [...changesAfter(read(query).contents, query.what, narrowing(query.what, query.filter), query.since.revision)].length > 0
+        } catch {
+          return true // a refusal is news too: the question is asked again and answers it
+        }
+      }
+      if (shows() || signal?.aborted === true) return
+      await new Promise<void>((resolve) => {
+        let looking = false
+        const done = (): void => {
+          clearTimeout(timer)
+          stop()
+          signal?.removeEventListener('abort', done)
+          resolve()
+        }
+        const timer = setTimeout(done, ms)
+        signal?.addEventListener('abort', done)
+        const stop = views.byWhat[query.what].listen((s) => {
+          if (s === 'state') return done()
+          if (looking) return
+          // One look per burst of changes, after the burst.
+          looking = true
+          setImmediate(() => { looking = false; if (shows()) done() })
+        })
+      })
+    },
+    changes (query, limit) {
+      const { contents } = read(query)
+      const changes: Change[] = []
+      let last = query.since.revision
+      let more = false
+      for (const c of changesAfter(contents, query.what, narrowing(query.what, query.filter), last)) {
+        if (changes.length >= limit) {
+          more = true
+          break
+        }
+        changes.push({ type: c.type, json: c.json, revision: c.revision })
+        last = c.revision
+      }
+      return { changes, cursor: formatCursor(last, contents.generation), more }
+    },
     entry (what, key) {
       const view = views.byWhat[what]
       const contents = view.read()
@@ -157,11 +339,7 @@ export function createProvisioning (views: Views): Provisioning {
       if (!e) {
         throw new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
       }
-      return { json: e.json, version: versionOf(contents, view.stale) }
-    },
-    version (what) {
-      const view = views.byWhat[what]
-      return versionOf(view.read(), view.stale)
+      return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
     }
   }
 }

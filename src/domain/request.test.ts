@@ -31,13 +31,13 @@ describe('readQuery refuses, naming the field and what works', () => {
     [{ what: 'needs', limit: -1 }, 'limit', /limit: -1 will not do; it takes a whole number from 1 to 10000/],
     [{ what: 'needs', limit: 1.5 }, 'limit', /limit: 1.5/],
     [{ what: 'needs', limit: '5' }, 'limit', /limit: "5"/],
-    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, name, after, limit/],
+    [{ what: 'needs', collection: 'x' }, 'collection', /collection does not narrow what=needs; needs takes node, module, kind, name, after, limit, since/],
     [{ what: 'applied', kind: 'secret' }, 'kind', /kind does not narrow what=applied/],
-    [{ kind: 'secret', node: 'n1' }, 'node', /node does not narrow what=registry; registry takes kind, after, limit/],
+    [{ kind: 'secret', node: 'n1' }, 'node', /node does not narrow what=registry; registry takes kind, after, limit, since/],
     [{ what: 'collect', module: 'a', contributor: 'b' }, 'contributor', /name the contributor twice/],
     [{ what: 'collect', collection: 'a\ud800' }, 'collection', /lone surrogate/],
     [{ what: 'needs', name: 'a.b' }, 'name', /name: "a.b" will not do; it takes one key token/],
-    [{ what: 'applied', name: 'x' }, 'name', /name does not narrow what=applied; applied takes node, module, after, limit/],
+    [{ what: 'applied', name: 'x' }, 'name', /name does not narrow what=applied; applied takes node, module, after, limit, since/],
     [{ what: 'needs', node: ' ' }, 'node', /node: " " will not do/],
     [{ what: 'needs', limit: false }, 'limit', /limit: false will not do/],
     [{ what: '', nodes: '' }, 'nodes', /"nodes" is not a request field/],
@@ -85,7 +85,7 @@ describe('readParameters reads a query string as the verb reads the same fields'
   test.each(['foo', 'what', 'constructor', '__proto__', 'toString', 'hasOwnProperty'])('an unknown parameter %s is refused naming it and what the route takes', (name) => {
     const parameters = JSON.parse(`{${JSON.stringify(name)}:"x"}`) as object
     expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual({
-      error: { code: 'BAD_REQUEST', message: `"${name}" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit`, field: name }
+      error: { code: 'BAD_REQUEST', message: `"${name}" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit, since`, field: name }
     })
   })
 

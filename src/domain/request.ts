@@ -4,6 +4,7 @@
 
 import { Compile } from 'typebox/compile'
 import { type What } from './buckets.js'
+import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
 import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, questionFields, type RequestField } from './schemas.js'
 
@@ -13,6 +14,8 @@ export interface Query {
   filter: Record<string, string>
   after?: string
   limit?: number
+  /** Only what changed after this point (SPEC §8). */
+  since?: Cursor
 }
 
 const check = Compile(ProvisioningRequest)
@@ -26,7 +29,8 @@ const WORKS: Record<RequestField, string> = {
   name: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "forge-account")',
   collection: 'a collection name of 1 to 256 characters (e.g. "shell:zsh:normal")',
   after: 'the `next` of an earlier answer (a key of 1 to 1024 characters)',
-  limit: `a whole number from 1 to ${MAX_LIMIT}`
+  limit: `a whole number from 1 to ${MAX_LIMIT}`,
+  since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"'
 }
 
 function shown (value: unknown): string {
@@ -67,7 +71,7 @@ export function readQuery (input: unknown): Query {
   const filter: Record<string, string> = {}
   const allowed = NARROWED_BY[what] as readonly string[]
   for (const field of Object.keys(request) as RequestField[]) {
-    if (field === 'what' || field === 'after' || field === 'limit') continue
+    if (field === 'what' || field === 'after' || field === 'limit' || field === 'since') continue
     if (!allowed.includes(field)) {
       throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
     }
@@ -81,11 +85,15 @@ export function readQuery (input: unknown): Query {
     }
     filter[name] = value
   }
+  if (request['after'] !== undefined && request['since'] !== undefined) {
+    throw badRequest('after', 'after pages through a list and since follows changes; they do not combine: drop after, and continue a cut since answer with since = its cursor')
+  }
   return {
     what,
     filter,
     ...(request['after'] === undefined ? {} : { after: request['after'] as string }),
-    ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number })
+    ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number }),
+    ...(request['since'] === undefined ? {} : { since: parseCursor(request['since'] as string) })
   }
 }
 

@@ -34,7 +34,13 @@ export const RequestFields = {
     description: 'Continue after this key: the `next` of an earlier answer.',
     examples: ['n1.gitea.secret.db-password']
   }),
-  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `At most this many entries (1 to ${MAX_LIMIT}).`, examples: [100] })
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `At most this many entries (1 to ${MAX_LIMIT}).`, examples: [100] }),
+  since: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'Only what changed after this cursor (the `cursor` of an earlier answer): puts as `entries` in revision order, deletions under `deleted`. Does not combine with `after`.',
+    examples: ['1234-1795945200123456789']
+  })
 }
 
 export type RequestField = keyof typeof RequestFields
@@ -52,7 +58,8 @@ export const ProvisioningRequest = Type.Object({
   name: Type.Optional(RequestFields.name),
   collection: Type.Optional(RequestFields.collection),
   after: Type.Optional(RequestFields.after),
-  limit: Type.Optional(RequestFields.limit)
+  limit: Type.Optional(RequestFields.limit),
+  since: Type.Optional(RequestFields.since)
 }, { additionalProperties: false, description: 'A question to mesh-provisioner.provisioning.', $id: 'ProvisioningRequest' })
 export type ProvisioningRequest = Static<typeof ProvisioningRequest>
 
@@ -66,7 +73,7 @@ export const NARROWED_BY = {
 
 /** The fields a question about `what` takes beside `what` itself: those that narrow it, then paging. */
 export function questionFields (what: What): RequestField[] {
-  return [...NARROWED_BY[what], 'after', 'limit']
+  return [...NARROWED_BY[what], 'after', 'limit', 'since']
 }
 
 const FIELD_DESCRIPTIONS: Record<string, string> = {
@@ -94,6 +101,16 @@ function entrySchema (what: What): TSchema {
   return Type.Object({ ...fields, ...entryCommon }, { description: `One ${what} entry: the key read into its fields.` })
 }
 
+function deletedSchema (what: What): TSchema {
+  const fields: Record<string, TSchema> = {}
+  for (const f of FIELDS[what]) fields[f] = Type.Optional(Type.String({ description: `${FIELD_DESCRIPTIONS[f] ?? f} Absent when the key does not fit the bucket's shape.` }))
+  return Type.Object({
+    key: Type.String({ description: 'The key deleted or purged.' }),
+    ...fields,
+    revision: Type.Integer({ description: 'The revision of the deletion.' })
+  }, { description: `A ${what} key deleted or purged after the cursor.` })
+}
+
 export const OutOfShape = Type.Object({
   key: Type.String({ description: 'The key as stored.' }),
   revision: Type.Integer({ description: 'The revision that wrote it.' }),
@@ -104,21 +121,23 @@ export const Cut = Type.Object({
   reason: Type.Union([Type.Literal('payload'), Type.Literal('limit')], {
     description: '`limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size.'
   }),
-  omitted: Type.Integer({ minimum: 1, description: 'How many matching entries after this page were left out; ask again with `after` = `next`.' })
+  omitted: Type.Integer({ minimum: 1, description: 'How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`).' })
 }, { description: 'Present when the answer was cut short.' })
 
 function answerSchema (what: What) {
   return Type.Object({
     what: Type.Literal(what, { description: 'The question answered.' }),
     bucket: Type.Literal(BUCKETS[what], { description: 'The bucket read.' }),
-    revision: Type.Integer({ description: 'The last bucket revision this answer reflects.' }),
-    total: Type.Integer({ description: 'How many entries match the filter, before any cut and regardless of `after`.' }),
+    revision: Type.Integer({ description: 'The last revision that changed what this answer holds: for a filtered answer, the last put or delete of a key the filter keeps (conservatively: it may be later, never earlier). With `since`, the last change included.' }),
+    total: Type.Integer({ description: 'How many entries match the filter, before any cut and regardless of `after`; with `since`, how many changes (entries, deletions and out-of-shape keys).' }),
     stale: Type.Boolean({ description: 'True while the service answers from what it last knew: cut off from NATS, catching up after a reconnect, or reloading a re-created bucket.' }),
     entries: Type.Array(entrySchema(what), { description: 'The matching entries, sorted by key.' }),
-    outOfShape: Type.Array(OutOfShape, { description: 'Keys of this bucket that do not fit its shape and that the filter does not contradict, sorted by key.' }),
+    deleted: Type.Optional(Type.Array(deletedSchema(what), { description: 'With `since`: the keys deleted or purged after the cursor that the filter keeps, in revision order.' })),
+    outOfShape: Type.Array(OutOfShape, { description: 'Keys of this bucket that do not fit its shape and that the filter does not contradict, sorted by key (with `since`: those put after the cursor, in revision order).' }),
     outOfShapeOmitted: Type.Optional(Type.Integer({ minimum: 1, description: 'How many more out-of-shape keys there are than this answer had room to list.' })),
-    next: Type.Optional(Type.String({ description: 'Present when cut: the key to pass as `after` to continue.' })),
-    cut: Type.Optional(Cut)
+    next: Type.Optional(Type.String({ description: 'Present when cut (without `since`): the key to pass as `after` to continue.' })),
+    cut: Type.Optional(Cut),
+    cursor: Type.String({ description: "The point of the bucket's history this answer reflects (its generation and `revision`): pass it as `since` to learn only what changed after it." })
   }, { description: `The ${what} answer.`, $id: `${what[0]?.toUpperCase()}${what.slice(1)}Answer` })
 }
 

@@ -3,6 +3,8 @@
 
 export class SortedKeys {
   private readonly keys: string[]
+  /** The last revision that put or deleted a key of this set (an answer narrowed to it moves with it). */
+  revision = 0
 
   /** Takes ownership of `sorted`, which must already be in order and without repeats. */
   constructor (sorted: string[] = []) {

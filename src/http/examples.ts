@@ -22,7 +22,8 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     total: 1,
     stale: false,
     entries: [REGISTRY_ENTRY_EXAMPLE],
-    outOfShape: []
+    outOfShape: [],
+    cursor: '13-1795945200123456789'
   },
   needs: {
     what: 'needs',
@@ -36,7 +37,8 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     ],
     outOfShape: [{ key: 'ace.gitea', revision: 184, reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' }],
     next: 'shanks.mail.secret.dkim',
-    cut: { reason: 'limit', omitted: 40 }
+    cut: { reason: 'limit', omitted: 40 },
+    cursor: '187-1795945200123456789'
   },
   applied: {
     what: 'applied',
@@ -45,7 +47,8 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     total: 1,
     stale: false,
     entries: [{ key: 'g14.gitea', node: 'g14', module: 'gitea', value: { plan: 'gitea@2.0', ok: true }, revision: 12, updated }],
-    outOfShape: []
+    outOfShape: [],
+    cursor: '40-1795945200123456789'
   },
   collect: {
     what: 'collect',
@@ -54,7 +57,8 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     total: 1,
     stale: false,
     entries: [{ key: 'n1.shell=3Azsh=3Anormal.gitea', node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea', value: { lines: ["alias gitea-logs='journalctl -u gitea'"] }, revision: 1201, updated }],
-    outOfShape: []
+    outOfShape: [],
+    cursor: '1234-1795945200123456789'
   }
 }
 

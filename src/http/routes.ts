@@ -10,7 +10,8 @@ import { readParameters, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLE, REGISTRY_ENTRY_EXAMPLE, refusal } from './examples.js'
-import { DEFAULT_LIMIT, KindParams, annotation, RegistryEntry, querystringOf } from './schemas.js'
+import { DEFAULT_LIMIT, KindParams, annotation, listParameters, RegistryEntry, querystringOf } from './schemas.js'
+import { readWait } from './wait.js'
 
 export interface RouteDeps {
   provisioning: Provisioning
@@ -76,9 +77,19 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
         }
       }
     }, async (request, reply) => {
-      const query = readParameters(what, request.query, `GET ${url}`)
+      const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
+      const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
+      const wait = readWait(waitText, query.since !== undefined)
+      if (query.since !== undefined) {
+        await deps.provisioning.settle(query)
+        if (wait !== undefined) {
+          const gone = new AbortController()
+          reply.raw.once('close', () => { gone.abort() })
+          await deps.provisioning.changed({ ...query, since: query.since }, wait, gone.signal)
+        }
+      }
       const maxBytes = deps.maxAnswerBytes()
-      const etag = etagOf(deps.provisioning.version(what), maxBytes)
+      const etag = etagOf(deps.provisioning.version(query), maxBytes)
       return sendAnswer(request, reply, etag, () => deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }).json)
     })
   }

@@ -3,6 +3,7 @@
 
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { type What } from '../domain/buckets.js'
+import { MAX_WAIT_MS } from './wait.js'
 import { Answers, Entries, ErrorBody, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
@@ -21,10 +22,21 @@ const limit = Type.Integer({
   description: `${annotation(RequestFields.limit, 'description')} Without it, ${DEFAULT_LIMIT}; a longer answer is cut and says so in \`cut\` and \`next\`.`
 })
 
-/** A list route's query string, for the OpenAPI document: its question's fields, all optional, and nothing else. */
+const wait = Type.String({
+  description: `With \`since\`: hold the request until something this answer would show changes after the cursor, at most this long (\`500ms\`, \`5s\`, a bare number is seconds; at most ${MAX_WAIT_MS / 1000}s), then answer.`,
+  examples: ['30s']
+})
+
+/** A list route's query parameters: its question's fields, then `wait`, which only HTTP has. */
+export function listParameters (what: What): string[] {
+  return [...questionFields(what), 'wait']
+}
+
+/** A list route's query string, for the OpenAPI document: its parameters, all optional, and nothing else. */
 export function querystringOf (what: What): TObject {
   const properties: Record<string, TSchema> = {}
   for (const field of questionFields(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
+  properties['wait'] = Type.Optional(wait)
   return Type.Object(properties, { additionalProperties: false })
 }
 

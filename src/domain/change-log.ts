@@ -1,0 +1,62 @@
+// A bucket's changes in revision order, so that "what changed since revision R" (SPEC §8) costs the
+// changes after R, not the size of the bucket. Records a later change to the same key supersedes
+// are skipped when read and dropped when the log is compacted.
+
+/** The revision of a key's latest change (put or deletion), or undefined when the key is unknown. */
+export type CurrentRevision = (key: string) => number | undefined
+
+export class ChangeLog {
+  private keys: string[] = []
+  private revisions: number[] = []
+
+  /** `slack`: records past twice the live ones that the log may hold before it is compacted. */
+  constructor (private readonly slack = 4096) {}
+
+  get size (): number {
+    return this.keys.length
+  }
+
+  /** Notes a change; revisions arrive in increasing order, as a watch delivers them. */
+  record (key: string, revision: number): void {
+    this.keys.push(key)
+    this.revisions.push(revision)
+  }
+
+  /** The position of the first record after `revision`. */
+  private firstAfter (revision: number): number {
+    let lo = 0
+    let hi = this.revisions.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.revisions[mid] as number) <= revision) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
+  * since (revision: number, current: CurrentRevision): Generator<[key: string, revision: number]> {
+    for (let i = this.firstAfter(revision); i < this.keys.length; i++) {
+      const key = this.keys[i] as string
+      const rev = this.revisions[i] as number
+      if (current(key) === rev) yield [key, rev]
+    }
+  }
+
+  /** Drops superseded records once they outnumber the live ones, keeping the cost of a record constant. */
+  compact (live: number, current: CurrentRevision): void {
+    if (this.keys.length <= 2 * live + this.slack) return
+    const keys: string[] = []
+    const revisions: number[] = []
+    for (let i = 0; i < this.keys.length; i++) {
+      const key = this.keys[i] as string
+      const rev = this.revisions[i] as number
+      if (current(key) === rev) {
+        keys.push(key)
+        revisions.push(rev)
+      }
+    }
+    this.keys = keys
+    this.revisions = revisions
+  }
+}

@@ -1,0 +1,25 @@
+import { describe, expect, test } from 'vitest'
+import { formatCursor, generationOf, parseCursor } from './cursor.js'
+
+describe('generationOf', () => {
+  test.each([
+    ['2026-11-29T09:40:00.123456789Z', '1795945200123456789'],
+    ['2026-11-29T09:40:00.1Z', '1795945200100000000'],
+    ['2026-11-29T09:40:00Z', '1795945200000000000'],
+    ['2026-11-29T10:40:00.5+01:00', '1795945200500000000']
+  ])('%s is %s ns', (created, ns) => {
+    expect(generationOf(created)).toBe(ns)
+  })
+  test('two creations a nanosecond apart are two generations', () => {
+    expect(generationOf('2026-11-29T09:40:00.000000001Z')).not.toBe(generationOf('2026-11-29T09:40:00.000000002Z'))
+  })
+})
+
+describe('cursors', () => {
+  test('round-trip', () => {
+    expect(parseCursor(formatCursor(1234, '1795945200123456789'))).toEqual({ revision: 1234, generation: '1795945200123456789' })
+  })
+  test.each(['', '12', 'a-1', '1-', '-1', '1-2-3', '1.5-2', '99999999999999999-1'])('refuses %j naming since', (text) => {
+    expect(() => parseCursor(text)).toThrow(expect.objectContaining({ code: 'BAD_REQUEST', field: 'since', message: expect.stringMatching(/is not a cursor; it takes the `cursor` of an earlier answer/) }))
+  })
+})
