@@ -307,3 +307,27 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     expect(parse(p.ask({ what: 'needs', filter: { node: 'gone' } }).json).revision).toBeGreaterThan(0)
   })
 })
+
+describe('snapshot pages', () => {
+  test('cover every entry the filter keeps once, in key order, with out-of-shape keys on the first page', () => {
+    const c = new Contents('needs', CREATED)
+    for (let i = 0; i < 7; i++) put(c, `n${i % 2}.m.secret.k${i}`, `{"i":${i}}`)
+    put(c, 'n1.odd', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('needs', c)
+    for (const filter of [{}, { node: 'n1' }, { node: 'n1', name: 'k3' }] as Array<Record<string, string>>) {
+      const keys: string[] = []
+      let after: string | undefined
+      for (let page = 0; page < 10; page++) {
+        const s = p.snapshot({ what: 'needs', filter }, after, 2)
+        if (page === 0) expect(s.outOfShape.map((o) => JSON.parse(o).key)).toEqual(['n1.odd'])
+        else expect(s.outOfShape).toEqual([])
+        keys.push(...s.entries.map((e) => JSON.parse(e).key as string))
+        expect(s.total).toBe(parse(p.ask({ what: 'needs', filter }).json).total)
+        if (s.next === undefined) break
+        after = s.next
+      }
+      expect(keys).toEqual(parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key']))
+    }
+  })
+})

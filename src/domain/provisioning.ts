@@ -35,6 +35,16 @@ export interface Change {
   revision: number
 }
 
+export interface Snapshot {
+  entries: string[]
+  outOfShape: string[]
+  /** Every entry the filter keeps now. */
+  total: number
+  next?: string
+  cursor: string
+  stale: boolean
+}
+
 /** Room kept for the answer's head and tail around the entries. */
 const FRAME = 512
 /** Out-of-shape keys listed in one answer at the most; more are counted in outOfShapeOmitted. */
@@ -61,6 +71,13 @@ export interface Provisioning {
    * most `limit`; `cursor` names the last one given (or the cursor asked, when there are none).
    */
   changes (query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean }
+  /**
+   * One page of what `query` holds now, for an event stream's snapshot: the entries after `after`
+   * in key order (at most `limit`; `next` when more follow) and, on the first page, the out-of-shape
+   * keys the filter keeps. `cursor` names the state the page was read from: the changes after the
+   * first page's cursor complete a snapshot taken over several pages while the bucket moves.
+   */
+  snapshot (query: Query, after: string | undefined, limit: number): Snapshot
   /**
    * Waits a moment for this instance to reach the revision of `query.since` when another instance
    * gave the cursor and this one has not read as far yet; the question then refuses or answers.
@@ -285,6 +302,32 @@ export function createProvisioning (views: Views): Provisioning {
   return {
     ask,
     version,
+    snapshot (query, after, limit) {
+      const { contents, stale } = read(query)
+      const n = narrowing(query.what, query.filter)
+      const { set, exact } = contents.candidates(n.positions)
+      const entries: string[] = []
+      let total = 0
+      let next: string | undefined
+      let last = after
+      for (let i = exact && after !== undefined ? set.upperBound(after) : 0; i < set.size; i++) {
+        const e = contents.entries.get(set.at(i) as string) as StoredEntry
+        if (!exact && !n.matches(e.fields)) continue
+        if (after !== undefined && e.key <= after) continue
+        if (entries.length === limit) {
+          next = last
+          break
+        }
+        entries.push(e.json)
+        last = e.key
+      }
+      if (exact) total = set.size
+      else for (let i = 0; i < set.size; i++) if (n.matches((contents.entries.get(set.at(i) as string) as StoredEntry).fields)) total++
+      const outOfShape = after === undefined
+        ? [...contents.outOfShape.values()].filter((o) => n.keepsTokens(o.tokens)).sort((a, b) => (a.key < b.key ? -1 : 1)).map((o) => o.json)
+        : []
+      return { entries, outOfShape, total, ...(next === undefined ? {} : { next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
+    },
     async settle (query, ms = SETTLE_MS) {
       if (query.since !== undefined) await views.byWhat[query.what].reach(query.since.revision, ms)
     },
