@@ -3,7 +3,7 @@
 // the certificate without stopping, and a log at trace level through the whole session that holds
 // no token and no password.
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
@@ -16,6 +16,7 @@ import { beforeAll, expect, it, test, vi } from 'vitest'
 import { findToken, newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
+import { runMain } from './support/process.js'
 import { suiteFixture } from './support/service.js'
 
 let server: NatsServer
@@ -39,17 +40,6 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-access-process-'))
 })
 
-function run (env: Record<string, string>): { proc: ChildProcess, out: () => string } {
-  let out = ''
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env['PATH'] ?? '', HTTP_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  proc.stdout?.on('data', (d: Buffer) => { out += d.toString() })
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString() })
-  return { proc, out: () => out }
-}
-
 const tokensFile = (...entries: TokenEntry[]): string => JSON.stringify({ tokens: entries })
 
 test.each([
@@ -64,7 +54,7 @@ test.each([
   const malformed = join(dir, 'malformed.json')
   await writeFile(malformed, tokensFile(newToken('console', '*', false).entry, { ...newToken('ace', ['ace'], false).entry, name: 'a ce' }))
   const settings = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'MALFORMED' ? malformed : v]))
-  const { proc, out } = run({ ...server.serviceEnv(), ...settings })
+  const { proc, out } = runMain({ ...server.serviceEnv(), ...settings })
   const [code] = await once(proc, 'exit')
   expect(code).toBe(2)
   expect(out()).toBe(`mesh-provisioner: ${line.replace('MALFORMED', malformed)}\n`)
@@ -87,7 +77,7 @@ it('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stoppin
   const passFile = join(dir, 'nats-password')
   await writeFile(passFile, `${pass}\n`)
 
-  const { proc, out } = run({
+  const { proc, out } = runMain({
     NATS_URL: server.url,
     NATS_USER: user,
     NATS_PASSWORD_FILE: passFile,

@@ -2,22 +2,18 @@
 // and its assets load openly under the security headers' content security policy, "Try it out"
 // answers 401 until the token is given through the Authorize button, and 200 after.
 
-import { existsSync } from 'node:fs'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
+import { chromiumPresent, launchChromium, offline } from './support/browser.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
-const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
-const present = existsSync(CHROMIUM)
-if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
-
-describe.skipIf(!present)('the Swagger page in Chromium, with tokens', () => {
+describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', () => {
   const ace = newToken('ace', ['ace'], false)
   const fx = suiteFixture()
   let running: Running
@@ -30,10 +26,7 @@ describe.skipIf(!present)('the Swagger page in Chromium, with tokens', () => {
     await writeFile(file, JSON.stringify({ tokens: [ace.entry] }))
     running = await fx.service(server, { HTTP_TOKENS_FILE: file })
     await untilReady(running)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-    })
+    browser = await launchChromium()
   }, 60_000)
 
   afterAll(async () => {
@@ -42,13 +35,7 @@ describe.skipIf(!present)('the Swagger page in Chromium, with tokens', () => {
 
   it('answers 401 before Authorize and 200 after, with no content security policy violation', async () => {
     const page = await browser.newPage()
-    const outside: string[] = []
-    await page.route('**/*', async (route) => {
-      const url = route.request().url()
-      if (url.startsWith(running.url) || url.startsWith('data:')) return await route.continue()
-      outside.push(url)
-      return await route.abort()
-    })
+    const outside = await offline(page, running.url)
     const violations: string[] = []
     page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text()) })
     try {

@@ -1,17 +1,13 @@
 // The Swagger page in a real browser (Debian's chromium through playwright-core): it loads from the
 // service alone, and "Try it out" on /v1/needs gets the 200 answer from a seeded NATS.
 
-import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
+import { chromiumPresent, launchChromium, offline } from './support/browser.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
-const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
-const present = existsSync(CHROMIUM)
-if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
-
-describe.skipIf(!present)('the Swagger page in Chromium', () => {
+describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
   const fx = suiteFixture()
   let seeded: Seeded
   let running: Running
@@ -20,10 +16,7 @@ describe.skipIf(!present)('the Swagger page in Chromium', () => {
   beforeAll(async () => {
     seeded = await startSeeded(fx)
     running = seeded.running
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-    })
+    browser = await launchChromium()
   }, 60_000)
 
   afterAll(async () => {
@@ -32,13 +25,7 @@ describe.skipIf(!present)('the Swagger page in Chromium', () => {
 
   it('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {
     const page = await browser.newPage()
-    const outside: string[] = []
-    await page.route('**/*', async (route) => {
-      const url = route.request().url()
-      if (url.startsWith(running.url) || url.startsWith('data:')) return await route.continue()
-      outside.push(url)
-      return await route.abort()
-    })
+    const outside = await offline(page, running.url)
     const failed: string[] = []
     page.on('requestfailed', (r) => failed.push(r.url()))
     try {

@@ -1,7 +1,6 @@
 // The process as an operator runs it: a malformed setting stops the start with one line, and
 // SIGTERM/SIGINT stop a serving process gracefully, exit 0, within a few seconds.
 
-import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { beforeAll, expect, test } from 'vitest'
@@ -9,6 +8,7 @@ import type { NatsConnection } from 'nats'
 import { StartError } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { fixture, suiteFixture } from './support/service.js'
+import { runMain } from './support/process.js'
 import { askVerb } from './support/verb.js'
 
 const fx = suiteFixture()
@@ -19,26 +19,15 @@ beforeAll(async () => {
   nc = await fx.admin(server)
 })
 
-function run (env: Record<string, string>): { proc: ChildProcess, out: () => string } {
-  let out = ''
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env['PATH'] ?? '', HTTP_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  proc.stdout?.on('data', (d: Buffer) => { out += d.toString() })
-  proc.stderr?.on('data', (d: Buffer) => { out += d.toString() })
-  return { proc, out: () => out }
-}
-
 test('a malformed setting stops the start with one line naming it, exit 2', async () => {
-  const { proc, out } = run({ ...server.serviceEnv(), REGISTRY_INTERVAL: 'hourly' })
+  const { proc, out } = runMain({ ...server.serviceEnv(), REGISTRY_INTERVAL: 'hourly' })
   const [code] = await once(proc, 'exit')
   expect(code).toBe(2)
   expect(out()).toBe('mesh-provisioner: REGISTRY_INTERVAL="hourly": it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)\n')
 })
 
 test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully: exit 0 within a few seconds', async (signal) => {
-  const { proc, out } = run({ ...server.serviceEnv(), LOG_LEVEL: 'info' })
+  const { proc, out } = runMain({ ...server.serviceEnv(), LOG_LEVEL: 'info' })
   try {
     await expect.poll(out, { timeout: 15_000 }).toContain('mesh-provisioner serving')
     await expect.poll(async () => (await askVerb(nc, { what: 'registry', kind: 'secret' })).code, { timeout: 10_000 }).toBe(200)
@@ -62,7 +51,7 @@ async function taken (): Promise<{ port: number, holder: Server }> {
 test('an HTTP port already taken is one line naming HTTP_HOST and HTTP_PORT, exit 1', async () => {
   const { port, holder } = await taken()
   try {
-    const { proc, out } = run({ ...server.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'info' })
+    const { proc, out } = runMain({ ...server.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'info' })
     const [code] = await once(proc, 'exit')
     expect(code).toBe(1)
     const lines = out().trim().split('\n').filter((l) => !l.startsWith('{'))

@@ -1,0 +1,30 @@
+// Debian's Chromium for the tests a person's browser would do (through playwright-core): skipped
+// locally when it is absent, required in CI. The flags keep it off this machine's closed network.
+
+import { existsSync } from 'node:fs'
+import { chromium, type Browser, type Page } from 'playwright-core'
+
+export const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
+
+/** Whether the browser tests run here; in CI its absence is an error, not a skip. */
+export const chromiumPresent = existsSync(CHROMIUM)
+if (!chromiumPresent && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
+
+export async function launchChromium (): Promise<Browser> {
+  return await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+}
+
+/** Lets `page` reach only `allowed` origins (and data: URLs); what else it asks for is aborted and listed. */
+export async function offline (page: Page, ...allowed: string[]): Promise<string[]> {
+  const outside: string[] = []
+  await page.route('**/*', async (route) => {
+    const url = route.request().url()
+    if (url.startsWith('data:') || allowed.some((origin) => url.startsWith(origin))) return await route.continue()
+    outside.push(url)
+    return await route.abort()
+  })
+  return outside
+}
