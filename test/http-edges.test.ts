@@ -183,6 +183,12 @@ describe('every status its own code', () => {
     expect([got.status, got.body]).toEqual([404, refused('NOT_FOUND', `no route serves GET ${path.slice(0, 200)}... (10004 characters); the routes are listed in /openapi.json and shown at /docs`)])
   })
 
+  it('a broken %-escape is 400 quoting a bounded part of the path, never the query', async () => {
+    const path = `/v1/registry/%E0%A4%A${'x'.repeat(500)}`
+    const got = await http(`${path}?access_token=secret-token`)
+    expect([got.status, got.body]).toEqual([400, refused('BAD_REQUEST', `${path.slice(0, 200)}... (${path.length} characters) is not a valid URL path: a %-escape is broken; escape reserved characters completely, like %2F for /`)])
+  })
+
   it('a raw # in the request line is refused 400 naming it, never read as a query separator', async () => {
     const got = await raw('GET /v1/needs#node=ace HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
     expect(got.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)

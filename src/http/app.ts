@@ -64,10 +64,11 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     // The router never judges a parameter's length: the route's schema does, naming the field, on
     // every route alike (Node's header limit, 16 KiB, bounds the whole request line anyway).
     routerOptions: { maxParamLength: MAX_REQUEST_LINE },
-    // A path fastify cannot read (a broken %-escape) is refused in the same error body as the rest.
+    // A path fastify cannot read (a broken %-escape) is refused in the same error body as the rest;
+    // the path alone is quoted, never the query, which may carry an access_token.
     frameworkErrors: (err, request, reply) => {
       const refusal = fastifyRefusal(err)
-      void replyError(reply, refusal.code === 'BAD_REQUEST' ? badRequest(undefined, `${quoted(request.url)} is not a valid URL path: a %-escape is broken; escape reserved characters completely, like %2F for /`) : refusal)
+      void replyError(reply, refusal.code === 'BAD_REQUEST' ? badRequest(undefined, `${quoted(request.url.split('?')[0] ?? '')} is not a valid URL path: a %-escape is broken; escape reserved characters completely, like %2F for /`) : refusal)
     },
     // What Node refuses before fastify sees a request (431, 408, bytes that are not HTTP) is said in
     // the service's error body too, and counted by its code.
