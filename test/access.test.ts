@@ -126,6 +126,20 @@ describe('a token reads what its nodes allow', () => {
     expect(got.body).toBe(error('FORBIDDEN', message))
   })
 
+  const ONE_ENTRY = ['/v1/needs/ace/gitea/secret/db-password', '/v1/applied/ace/gitea', '/v1/collect/ace/shell%3Azsh%3Anormal/gitea']
+
+  test.each(ONE_ENTRY)('a scoped token reads its node\'s one-entry route %s', async (path) => {
+    const got = await get(path, bearer('ace'))
+    expect(got.status).toBe(200)
+    expect(got.body).toBe((await get(path, bearer('console'))).body)
+  })
+
+  test.each(ONE_ENTRY.map((p) => p.replace('/ace/', '/g14/')))('a scoped token is refused another node\'s one-entry route %s', async (path) => {
+    const got = await get(path, bearer('ace'))
+    expect([got.status, got.body]).toEqual([403, error('FORBIDDEN', 'this token reads the registry and node ace only, not node g14')])
+    expect((await get(path, bearer('pair'))).status).toBe(200)
+  })
+
   it('reads another of its nodes', async () => {
     expect((await get('/v1/needs?node=g14', bearer('pair'))).status).toBe(200)
   })

@@ -139,7 +139,7 @@ describe('refusals: status and body', () => {
     ['/v1/applied?constructor=x', refused('BAD_REQUEST', '"constructor" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', 'constructor')],
     ['/v1/applied?__proto__=x', refused('BAD_REQUEST', '"__proto__" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', '__proto__')],
     ['/v1/registry?toString=x', refused('BAD_REQUEST', '"toString" is not a parameter of GET /v1/registry; it takes kind, after, limit, since, wait', 'toString')],
-    ['/v1/needs?node=a&node=b', refused('BAD_REQUEST', 'node: ["a","b"] will not do; it takes one key token of A-Z a-z 0-9 _ - / = (e.g. "n1")', 'node')]
+    ['/v1/needs?node=a&node=b', refused('BAD_REQUEST', 'node: ["a","b"] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1")', 'node')]
   ])('GET %s is refused 400 naming the parameter', async (path, body) => {
     const got = await get(path)
     expect([got.status, got.headers['content-type'], got.body]).toEqual([400, JSON_TYPE, body])
@@ -167,7 +167,7 @@ describe('refusals: status and body', () => {
     const got = await http(running.url, path, { method })
     const bare = path.split('?')[0] as string
     expect([got.status, got.headers['allow'], got.headers['content-type'], got.body]).toEqual([405, 'GET, HEAD', JSON_TYPE,
-      refused('BAD_REQUEST', `${method} is not allowed on ${bare}: the gateway only reads; use GET or HEAD`)])
+      refused('METHOD_NOT_ALLOWED', `${method} is not allowed on ${bare}: the gateway only reads; use GET or HEAD`)])
   })
 })
 

@@ -1,12 +1,17 @@
 // The OpenAPI document: the committed file is what the code generates, every route of SPEC §5 is
 // there, every parameter and response is described, and every example fits the domain's schema.
 
-import { readFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { describe, expect, it } from 'vitest'
-import { Answers, Entries, ErrorBody, RequestFields } from '../src/domain/schemas.js'
+import { Answers, Entries, RequestFields } from '../src/domain/schemas.js'
 import { openApiText } from '../src/http/openapi-document.js'
+import { ErrorBody } from '../src/http/schemas.js'
 import { readWait } from '../src/http/wait.js'
 import { VERSION } from '../src/version.js'
 
@@ -26,6 +31,9 @@ const SOURCES: Record<string, TSchema> = {
   '#/components/schemas/AppliedAnswer': Answers.applied,
   '#/components/schemas/CollectAnswer': Answers.collect,
   '#/components/schemas/RegistryEntry': Entries.registry,
+  '#/components/schemas/NeedsEntry': Entries.needs,
+  '#/components/schemas/AppliedEntry': Entries.applied,
+  '#/components/schemas/CollectEntry': Entries.collect,
   '#/components/schemas/ErrorBody': ErrorBody
 }
 
@@ -35,7 +43,10 @@ const ANSWERS: Record<string, string> = {
   'GET /v1/needs': '#/components/schemas/NeedsAnswer',
   'GET /v1/applied': '#/components/schemas/AppliedAnswer',
   'GET /v1/collect': '#/components/schemas/CollectAnswer',
-  'GET /v1/registry/{kind}': '#/components/schemas/RegistryEntry'
+  'GET /v1/registry/{kind}': '#/components/schemas/RegistryEntry',
+  'GET /v1/needs/{node}/{module}/{kind}/{name}': '#/components/schemas/NeedsEntry',
+  'GET /v1/applied/{node}/{module}': '#/components/schemas/AppliedEntry',
+  'GET /v1/collect/{node}/{collection}/{contributor}': '#/components/schemas/CollectEntry'
 }
 
 describe('the OpenAPI document', () => {
@@ -53,7 +64,8 @@ describe('the OpenAPI document', () => {
     expect(doc.info.version).toBe(VERSION)
     expect(operations.map(([name]) => name).sort()).toEqual([
       'GET /healthz', 'GET /metrics', 'GET /readyz',
-      'GET /v1/applied', 'GET /v1/collect', 'GET /v1/needs', 'GET /v1/registry', 'GET /v1/registry/{kind}'
+      'GET /v1/applied', 'GET /v1/applied/{node}/{module}', 'GET /v1/collect', 'GET /v1/collect/{node}/{collection}/{contributor}',
+      'GET /v1/needs', 'GET /v1/needs/{node}/{module}/{kind}/{name}', 'GET /v1/registry', 'GET /v1/registry/{kind}'
     ])
   })
 
@@ -64,6 +76,9 @@ describe('the OpenAPI document', () => {
     expect(names('/v1/applied')).toEqual(['query:node', 'query:module', 'query:after', 'query:limit', 'query:since', 'query:wait'])
     expect(names('/v1/collect')).toEqual(['query:node', 'query:module', 'query:contributor', 'query:collection', 'query:after', 'query:limit', 'query:since', 'query:wait'])
     expect(names('/v1/registry/{kind}')).toEqual(['path:kind'])
+    expect(names('/v1/needs/{node}/{module}/{kind}/{name}')).toEqual(['path:node', 'path:module', 'path:kind', 'path:name'])
+    expect(names('/v1/applied/{node}/{module}')).toEqual(['path:node', 'path:module'])
+    expect(names('/v1/collect/{node}/{collection}/{contributor}')).toEqual(['path:node', 'path:collection', 'path:contributor'])
     const limit = doc.paths['/v1/needs']?.['get']?.parameters?.find((p) => p.name === 'limit')
     expect(limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 10000, default: 1000, examples: [100] })
   })
@@ -85,7 +100,7 @@ describe('the OpenAPI document', () => {
   })
 
   it.each(operations.filter(([name]) => name.includes('/v1/')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
-    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '500', '503']))
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '500', '503', ...(name.includes('{') ? ['404'] : [])]))
     for (const [status, response] of Object.entries(op.responses)) {
       expect(response.description, status).toMatch(/\w/)
       if (status === '304') continue
@@ -97,6 +112,24 @@ describe('the OpenAPI document', () => {
       expect(Compile(source as TSchema).Check(media?.example), `${status} example`).toBe(true)
     }
   })
+
+  it('passes Redocly\'s recommended rules without an error or a warning', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-openapi-'))
+    try {
+      const file = join(dir, 'openapi.json')
+      await writeFile(file, generated)
+      const redocly = new URL('../node_modules/.bin/redocly', import.meta.url).pathname
+      // Offline: no telemetry, no update check. A finding makes it exit 1: the report is read either way.
+      const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }
+      const run = promisify(execFile)(redocly, ['lint', '--extends=recommended', '--format=json', file], { env })
+      const { stdout } = await run.catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }))
+      const report = JSON.parse(stdout) as { totals: Record<string, number>, problems: Array<{ ruleId: string, message: string }> }
+      expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([])
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 
   it('describes every property of every component schema', () => {
     const undescribed: string[] = []

@@ -146,7 +146,11 @@ describe('bad requests are refused with the micro error headers and a body namin
     ['a wrong type', { what: 'needs', limit: '10' }, 'limit', /limit: "10" will not do; it takes a whole number from 1 to 10000/],
     ['a node no token could hold', { what: 'needs', node: 'ace.gitea' }, 'node', /node: "ace.gitea" will not do; it takes one key token/],
     ['a field that does not apply', { what: 'applied', collection: 'shell' }, 'collection', /collection does not narrow what=applied; applied takes node, module, after, limit, since/],
-    ['kind for collect', { what: 'collect', kind: 'shell' }, 'kind', /kind does not narrow what=collect/]
+    ['kind for collect', { what: 'collect', kind: 'shell' }, 'kind', /kind does not narrow what=collect/],
+    // Deeper than JSON.stringify's stack goes: bad input (400, nothing logged), never a 500 with a stack trace.
+    ['arrays nested thousands deep', `${'['.repeat(5000)}${']'.repeat(5000)}`, undefined, /must be a JSON object .*; got \[\.\.\.\] \(nested too deep to show\)$/],
+    ['a field nested thousands deep', `{"what":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'what', /^what: \[\.\.\.\] \(nested too deep to show\) will not do/],
+    ['a key longer than 1024 bytes is a key like any other', { what: 'needs', after: `ace.gitea.secret.${'x'.repeat(2000)}`, limit: 'x' }, 'limit', /limit: "x" will not do/]
   ])('%s', async (_, request, field, message) => {
     const reply = await askVerb(nc, request)
     expect(reply.code).toBe(400)

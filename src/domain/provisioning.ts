@@ -92,6 +92,11 @@ export interface Provisioning {
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
 
+/** The refusal of an entry the bucket does not hold. */
+export function noEntry (what: What, key: string): ProvisionerError {
+  return new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
+}
+
 /** How long a question waits for this instance to reach a cursor another one gave. */
 const SETTLE_MS = 2000
 
@@ -379,9 +384,7 @@ export function createProvisioning (views: Views): Provisioning {
       const view = views.byWhat[what]
       const contents = view.read()
       const e = contents.entries.get(key)
-      if (!e) {
-        throw new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
-      }
+      if (!e) throw noEntry(what, key)
       return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
     }
   }

@@ -41,7 +41,8 @@ describe('readQuery refuses, naming the field and what works', () => {
     [{ what: 'needs', node: ' ' }, 'node', /node: " " will not do/],
     [{ what: 'needs', limit: false }, 'limit', /limit: false will not do/],
     [{ what: '', nodes: '' }, 'nodes', /"nodes" is not a request field/],
-    [{ constructor: 'x' }, 'constructor', /"constructor" is not a request field/]
+    [{ constructor: 'x' }, 'constructor', /"constructor" is not a request field/],
+    [{ what: 'needs', kind: 'k'.repeat(257) }, 'kind', /kind: "k{56}\.\.\. will not do; it takes one key token of 1 to 256 of/]
   ])('%j', (input, field, message) => {
     let caught: unknown
     try { readQuery(input) } catch (err) { caught = err }
@@ -50,6 +51,17 @@ describe('readQuery refuses, naming the field and what works', () => {
     expect((caught as ProvisionerError).field).toBe(field)
     expect((caught as ProvisionerError).message).toMatch(message)
   })
+})
+
+test('takes back as after any key NATS can hold, as long as it is', () => {
+  const key = `ace.gitea.secret.${'x'.repeat(3000)}`
+  expect(readQuery({ what: 'needs', after: key })).toEqual({ what: 'needs', filter: {}, after: key })
+})
+
+test('a value nested deeper than JSON.stringify goes is refused in words, never a stack overflow', () => {
+  const deep = JSON.parse('['.repeat(10_000) + ']'.repeat(10_000)) as unknown
+  expect(refusalOf(() => readQuery(deep))).toEqual({ error: { code: 'BAD_REQUEST', message: 'the request must be a JSON object such as {"what":"needs","node":"n1"}; got [...] (nested too deep to show)' } })
+  expect(refusalOf(() => readQuery({ what: deep }))).toEqual({ error: { code: 'BAD_REQUEST', field: 'what', message: 'what: [...] (nested too deep to show) will not do; it takes one of registry, needs, applied, collect' } })
 })
 
 /** The refusal `read` meets, as its body. */

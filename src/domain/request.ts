@@ -6,7 +6,7 @@ import { Compile } from 'typebox/compile'
 import { type What } from './buckets.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
-import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, questionFields, type RequestField } from './schemas.js'
+import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, questionFields, type RequestField } from './schemas.js'
 
 /** A validated question: `filter` is keyed by the bucket's field names (for collect, `contributor`). */
 export interface Query {
@@ -20,21 +20,29 @@ export interface Query {
 
 const check = Compile(ProvisioningRequest)
 
+const TOKEN_WORDS = (example: string): string => `one key token of 1 to ${MAX_TOKEN_LENGTH} of A-Z a-z 0-9 _ - / = (e.g. "${example}")`
+
 const WORKS: Record<RequestField, string> = {
   what: 'one of registry, needs, applied, collect',
-  node: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "n1")',
-  module: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "gitea")',
-  contributor: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "gitea")',
-  kind: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "secret")',
-  name: 'one key token of A-Z a-z 0-9 _ - / = (e.g. "forge-account")',
-  collection: 'a collection name of 1 to 256 characters (e.g. "shell:zsh:normal")',
-  after: 'the `next` of an earlier answer (a key of 1 to 1024 characters)',
+  node: TOKEN_WORDS('n1'),
+  module: TOKEN_WORDS('gitea'),
+  contributor: TOKEN_WORDS('gitea'),
+  kind: TOKEN_WORDS('secret'),
+  name: TOKEN_WORDS('forge-account'),
+  collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")`,
+  after: 'the `next` of an earlier answer (a key)',
   limit: `a whole number from 1 to ${MAX_LIMIT}`,
   since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"'
 }
 
 function shown (value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value)
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? String(value)
+  } catch {
+    // Nested deeper than JSON.stringify's stack goes (JSON.parse takes any depth): bad input, not a fault.
+    text = Array.isArray(value) ? '[...] (nested too deep to show)' : '{...} (nested too deep to show)'
+  }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 

@@ -6,8 +6,11 @@ import { Type, type Static, type TSchema } from 'typebox'
 import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './buckets.js'
 import { ERROR_CODES } from './errors.js'
 
+/** The longest token (and collection name) a question may name. */
+export const MAX_TOKEN_LENGTH = 256
+
 const token = (description: string, example: string) =>
-  Type.String({ pattern: TOKEN_PATTERN, minLength: 1, maxLength: 256, description, examples: [example] })
+  Type.String({ pattern: TOKEN_PATTERN, minLength: 1, maxLength: MAX_TOKEN_LENGTH, description, examples: [example] })
 
 /** The largest `limit` anyone may ask for; HTTP also defaults to 1000 (SPEC §5). */
 export const MAX_LIMIT = 10000
@@ -24,13 +27,14 @@ export const RequestFields = {
   name: token('For needs: only needs of this name.', 'forge-account'),
   collection: Type.String({
     minLength: 1,
-    maxLength: 256,
+    maxLength: MAX_TOKEN_LENGTH,
     description: 'For collect: only this collection, by its decoded name; the service encodes it.',
     examples: ['shell:zsh:normal']
   }),
+  // No longer limit than a key's: NATS takes keys of any length its control line holds, and every
+  // `next` the service hands out must be taken back.
   after: Type.String({
     minLength: 1,
-    maxLength: 1024,
     description: 'Continue after this key: the `next` of an earlier answer.',
     examples: ['n1.gitea.secret.db-password']
   }),
@@ -159,13 +163,21 @@ export const ProvisioningAnswer = Type.Union([Answers.registry, Answers.needs, A
   description: 'The answer of mesh-provisioner.provisioning; the HTTP gateway returns the same document.'
 })
 
-export const ErrorBody = Type.Object({
-  error: Type.Object({
-    code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c)), { description: 'A stable code for programs.' }),
-    message: Type.String({ description: 'What was wrong and what would have worked, for people.' }),
-    field: Type.Optional(Type.String({ description: 'The request field at fault, when there is one.' }))
-  }, { description: 'What was refused and why.' })
-}, { description: 'Every refusal, on the bus and over HTTP.', $id: 'ErrorBody' })
+/**
+ * The error body of a face whose codes are `codes`: the domain's on the bus; the HTTP gateway adds
+ * the codes of its transport's own refusals (405, 413...).
+ */
+export function errorBodySchema<C extends string> (codes: readonly C[]) {
+  return Type.Object({
+    error: Type.Object({
+      code: Type.Union(codes.map((c) => Type.Literal(c)), { description: 'A stable code for programs.' }),
+      message: Type.String({ description: 'What was wrong and what would have worked, for people.' }),
+      field: Type.Optional(Type.String({ description: 'The request field at fault, when there is one.' }))
+    }, { description: 'What was refused and why.' })
+  }, { description: 'Every refusal, on the bus and over HTTP.', $id: 'ErrorBody' })
+}
+
+export const ErrorBody = errorBodySchema(ERROR_CODES)
 export type ErrorBody = Static<typeof ErrorBody>
 
 /** A registry answer (SPEC §3): where a client finds the values of one kind. */

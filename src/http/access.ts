@@ -75,7 +75,11 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (isOpen(route.url) || methods.every((m) => m === 'OPTIONS')) return
+    if (isOpen(route.url) || methods.every((m) => m === 'OPTIONS')) {
+      // Said in the document too: these routes take no token.
+      if (route.schema !== undefined && route.schema.hide !== true) route.schema = { ...route.schema, security: [] }
+      return
+    }
     const access = route.url === '/metrics' ? 'metrics' : 'reader'
     route.config = { ...route.config, access }
     if (route.schema === undefined || route.schema.hide === true) return

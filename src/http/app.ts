@@ -2,15 +2,15 @@
 
 import cors from '@fastify/cors'
 import helmet from '@fastify/helmet'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
-import { asProvisionerError, badRequest } from '../domain/errors.js'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
+import { badRequest } from '../domain/errors.js'
 import type { Provisioning } from '../domain/provisioning.js'
 import type { RegistryRun } from '../domain/schemas.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
 import { registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
-import { noRoute, refuseMethod, replyError } from './errors.js'
+import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
 import { SHARED_SCHEMAS, type VerbState } from './schemas.js'
@@ -42,6 +42,12 @@ export interface AppDeps {
   https?: TlsPair
 }
 
+/** The methods the gateway takes; a CORS preflight (OPTIONS) is answered by @fastify/cors before these refusals. */
+const READS = new Set(['GET', 'HEAD'])
+
+/** Node's limit on a request's headers, request line included: no parameter is ever longer. */
+const MAX_REQUEST_LINE = 16 * 1024
+
 /** A matcher for a route path: `:param` is one segment, `*` the rest. */
 function pathPattern (url: string): RegExp {
   const source = url.split('/').map((part) => part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')
@@ -55,9 +61,23 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     // The answers are the hot path: no log line per request at info (one at debug, below).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
-    // A path fastify cannot read (a broken %-escape) is refused in the same error body as the rest.
-    frameworkErrors: (err, _request, reply) => {
-      void replyError(reply, badRequest(undefined, `${err.message}; escape reserved characters completely, like %2F for /`), 400)
+    // The router never judges a parameter's length: the route's schema does, naming the field, on
+    // every route alike (Node's header limit, 16 KiB, bounds the whole request line anyway).
+    routerOptions: { maxParamLength: MAX_REQUEST_LINE },
+    // A path fastify cannot read (a broken %-escape) is refused in the same error body as the rest;
+    // the path alone is quoted, never the query, which may carry an access_token.
+    frameworkErrors: (err, request, reply) => {
+      const refusal = fastifyRefusal(err)
+      void replyError(reply, refusal.code === 'BAD_REQUEST' ? badRequest(undefined, `${quoted(request.url.split('?')[0] ?? '')} is not a valid URL path: a %-escape is broken; escape reserved characters completely, like %2F for /`) : refusal)
+    },
+    // What Node refuses before fastify sees a request (431, 408, bytes that are not HTTP) is said in
+    // the service's error body too, and counted by its code.
+    clientErrorHandler: (err: Error & { code?: string }, socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return
+      const refusal = clientRefusal(err)
+      deps.metrics.observe('http', 'unmatched', refusal.code, 0)
+      if (socket.writable) socket.write(rawResponse(refusal))
+      socket.destroy(err)
     }
   })
   app.decorateRequest('outcome', 'ok')
@@ -81,21 +101,21 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   })
 
   app.setErrorHandler<FastifyError>((err, request, reply) => {
-    const status = err.statusCode ?? 500
-    if (status >= 400 && status < 500) return replyError(reply, badRequest(undefined, err.message), status)
-    const refusal = asProvisionerError(err)
+    const refusal = fastifyRefusal(err)
     if (refusal.code === 'INTERNAL') request.log.error({ err }, 'the gateway failed to answer')
     return replyError(reply, refusal)
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? request.url
-    if (request.method !== 'GET' && request.method !== 'HEAD' && readOnly.some((pattern) => pattern.test(path))) {
+  /** 405 with Allow for another method on a known path, else 404. */
+  const refuseUnread = (method: string, url: string, reply: FastifyReply): FastifyReply => {
+    const path = url.split('?')[0] ?? url
+    if (method !== 'GET' && method !== 'HEAD' && readOnly.some((pattern) => pattern.test(path))) {
       reply.header('allow', 'GET, HEAD')
-      return replyError(reply, refuseMethod(request.method, path), 405)
+      return replyError(reply, refuseMethod(method, path))
     }
-    return replyError(reply, noRoute(request.method, path))
-  })
+    return replyError(reply, noRoute(method, path))
+  }
+  app.setNotFoundHandler((request, reply) => refuseUnread(request.method, request.url, reply))
 
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -116,6 +136,15 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     methods: ['GET', 'HEAD'],
     exposedHeaders: ['ETag', 'X-Request-Id'],
     maxAge: 600
+  })
+  // After CORS and helmet, so that these refusals carry their headers too.
+  app.addHook('onRequest', async (request, reply) => {
+    // A client never sends a fragment: a raw # is no query separator, and no key token holds one.
+    if (request.url.includes('#')) {
+      return replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
+    }
+    // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
+    if (!READS.has(request.method)) return refuseUnread(request.method, request.url, reply)
   })
   // After CORS, so that a refusal carries the CORS headers a console in a browser needs to read it.
   registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })

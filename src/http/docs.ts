@@ -4,6 +4,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import { LICENSE } from '../version.js'
 
 interface Parameter { in: string, example?: unknown, schema?: object }
 interface Paths { paths?: Record<string, { get?: { parameters?: Parameter[] } } | undefined> }
@@ -33,8 +34,12 @@ export async function registerDocs (app: FastifyInstance, version: string): Prom
         version,
         description: 'The mesh provisioner\'s REST gateway: read-only HTTP over the same answers as the bus verb ' +
           '`mesh-provisioner.provisioning`: the registry (which domain answers which kind of placeholder), what each module ' +
-          'needs, what is applied where, and the items of every collection. Every refusal is `{"error":{"code","message","field"}}`.'
+          'needs, what is applied where, and the items of every collection. Every refusal is `{"error":{"code","message","field"}}`.',
+        // npm's UNLICENSED (no licence granted) is no SPDX identifier; SPDX names such terms LicenseRef-.
+        license: { name: LICENSE, identifier: LICENSE === 'UNLICENSED' ? 'LicenseRef-UNLICENSED' : LICENSE }
       },
+      // The gateway that serves this document, wherever it is deployed (behind a proxy too).
+      servers: [{ url: '/', description: 'The gateway serving this document.' }],
       components: {
         securitySchemes: {
           bearer: {

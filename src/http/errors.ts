@@ -1,36 +1,96 @@
-// The one place where refusals become HTTP: domain error codes to status, and the gateway's own
-// refusals (a method it does not take, a path no route serves) in the same error body.
+// The one place where refusals become HTTP: domain error codes to status, the transport's own
+// refusals (a method the gateway does not take, a body too large, headers too large...) with codes
+// of their own, fastify's and Node's refusals read into them, all in the same error body.
 
-import type { FastifyReply } from 'fastify'
-import { badRequest, ProvisionerError, type ErrorCode } from '../domain/errors.js'
+import http from 'node:http'
+import type { FastifyError, FastifyReply } from 'fastify'
+import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/errors.js'
 
-export const HTTP_STATUS: Record<ErrorCode, number> = {
+/** Refusals only HTTP makes: methods, sizes and timeouts are the transport's, never the domain's. */
+export const HTTP_ONLY_CODES = ['METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE'] as const
+export type HttpCode = ErrorCode | (typeof HTTP_ONLY_CODES)[number]
+/** Every code the gateway's error body may carry. */
+export const HTTP_CODES: readonly HttpCode[] = [...ERROR_CODES, ...HTTP_ONLY_CODES]
+
+export const HTTP_STATUS: Record<HttpCode, number> = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   CURSOR_EXPIRED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   NOT_READY: 503,
   BUCKET_MISSING: 503,
   INTERNAL: 500
 }
 
-/** Sends the error body; `status` overrides the code's own only for transport refusals (405, 413...). */
-export function replyError (reply: FastifyReply, error: ProvisionerError, status = HTTP_STATUS[error.code]): FastifyReply {
+/** The code of a client error fastify or Node answers by status alone; any other 4xx is a bad request. */
+const CODE_OF_STATUS = new Map<number, HttpCode>(
+  (['BAD_REQUEST', 'NOT_FOUND', ...HTTP_ONLY_CODES] as const).map((code) => [HTTP_STATUS[code], code])
+)
+
+/** A refusal as the error body carries it: a domain error, or one of the transport's own. */
+export interface Refusal {
+  readonly code: HttpCode
+  readonly message: string
+  readonly field?: string | undefined
+}
+
+/** The error body's JSON text. */
+export function errorText ({ code, message, field }: Refusal): string {
+  return JSON.stringify({ error: { code, message, ...(field === undefined ? {} : { field }) } })
+}
+
+/** Sends the error body with the status of its code. */
+export function replyError (reply: FastifyReply, error: Refusal): FastifyReply {
   reply.request.outcome = error.code
   return reply
-    .code(status)
+    .code(HTTP_STATUS[error.code])
     .header('content-type', 'application/json; charset=utf-8')
     .header('cache-control', 'no-store')
-    .send(JSON.stringify(error.toBody()))
+    .send(errorText(error))
+}
+
+/** A fastify error (a body too large, of a type no parser takes, a broken escape...) as a refusal; a fault when it is no 4xx. */
+export function fastifyRefusal (err: FastifyError): Refusal {
+  const status = err.statusCode ?? 500
+  if (status < 400 || status >= 500) return asProvisionerError(err)
+  return { code: CODE_OF_STATUS.get(status) ?? 'BAD_REQUEST', message: err.message }
+}
+
+/** What Node refuses before a request reaches fastify (a header too large, a request too slow, bytes that are not HTTP). */
+export function clientRefusal (err: { code?: string }): Refusal {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return { code: 'HEADERS_TOO_LARGE', message: 'the request\'s headers are larger than the gateway takes (16 KiB in all); send fewer or shorter headers' }
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time; send it again, whole' }
+  return { code: 'BAD_REQUEST', message: 'the request is not HTTP/1.1 the gateway can read; send a well-formed request line and headers' }
+}
+
+/** The raw response for a refusal written on the socket, where no reply exists yet. */
+export function rawResponse (refusal: Refusal): string {
+  const body = errorText(refusal)
+  const status = HTTP_STATUS[refusal.code]
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
+}
+
+/** The most of a path a refusal quotes: enough to recognise it, never the whole of a long one. */
+const QUOTED = 200
+
+/** A path as a refusal quotes it. */
+export function quoted (path: string): string {
+  return path.length > QUOTED ? `${path.slice(0, QUOTED)}... (${path.length} characters)` : path
 }
 
 /** 405 for a method a read-only route does not take. */
-export function refuseMethod (method: string, path: string): ProvisionerError {
-  return badRequest(undefined, `${method} is not allowed on ${path}: the gateway only reads; use GET or HEAD`)
+export function refuseMethod (method: string, path: string): Refusal {
+  return { code: 'METHOD_NOT_ALLOWED', message: `${method} is not allowed on ${quoted(path)}: the gateway only reads; use GET or HEAD` }
 }
 
 /** 404 for a path no route serves. */
 export function noRoute (method: string, path: string): ProvisionerError {
-  return new ProvisionerError('NOT_FOUND', `no route serves ${method} ${path}; the routes are listed in /openapi.json and shown at /docs`)
+  return new ProvisionerError('NOT_FOUND', `no route serves ${method} ${quoted(path)}; the routes are listed in /openapi.json and shown at /docs`)
 }

@@ -1,17 +1,26 @@
 // Examples for the OpenAPI document: small answers of the sample mesh's shape, and refusals made
 // by the domain itself so that their words are the ones a client will really read.
 
-import type { What } from '../domain/buckets.js'
+import { keyOf, type What } from '../domain/buckets.js'
 import { asProvisionerError, ProvisionerError } from '../domain/errors.js'
+import { noEntry } from '../domain/provisioning.js'
 
 const updated = '2026-11-29T09:40:00.000Z'
 
-export const REGISTRY_ENTRY_EXAMPLE = {
-  key: 'secret',
-  kind: 'secret',
-  value: { kind: 'secret', module: 'mesh-vault', verb: 'mesh-vault.secret' },
-  revision: 3,
-  updated
+/** One entry of each bucket, as answers and the one-entry routes give it. */
+export const ENTRY_EXAMPLES = {
+  registry: { key: 'secret', kind: 'secret', value: { kind: 'secret', module: 'mesh-vault', verb: 'mesh-vault.secret' }, revision: 3, updated },
+  needs: { key: 'ace.gitea.secret.db-password', node: 'ace', module: 'gitea', kind: 'secret', name: 'db-password', value: { file: '/run/secrets/gitea/db-password', owner: 65534 }, revision: 1, updated },
+  applied: { key: 'g14.gitea', node: 'g14', module: 'gitea', value: { plan: 'gitea@2.0', ok: true }, revision: 12, updated },
+  collect: { key: 'n1.shell=3Azsh=3Anormal.gitea', node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea', value: { lines: ["alias gitea-logs='journalctl -u gitea'"] }, revision: 1201, updated }
+} satisfies Record<What, unknown>
+
+/** The refusal of an entry the bucket does not hold, one per bucket. */
+export const NOT_FOUND_EXAMPLES: Record<What, unknown> = {
+  registry: noEntry('registry', keyOf('registry', { kind: 'colour' })).toBody(),
+  needs: noEntry('needs', keyOf('needs', { node: 'ace', module: 'gitea', kind: 'secret', name: 'smtp-password' })).toBody(),
+  applied: noEntry('applied', keyOf('applied', { node: 'ace', module: 'mail' })).toBody(),
+  collect: noEntry('collect', keyOf('collect', { node: 'n1', collection: 'shell:bash:normal', contributor: 'gitea' })).toBody()
 }
 
 export const ANSWER_EXAMPLES: Record<What, unknown> = {
@@ -21,7 +30,7 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     revision: 13,
     total: 1,
     stale: false,
-    entries: [REGISTRY_ENTRY_EXAMPLE],
+    entries: [ENTRY_EXAMPLES.registry],
     outOfShape: [],
     cursor: '13-1795945200123456789'
   },
@@ -32,7 +41,7 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     total: 2,
     stale: false,
     entries: [
-      { key: 'ace.gitea.secret.db-password', node: 'ace', module: 'gitea', kind: 'secret', name: 'db-password', value: { file: '/run/secrets/gitea/db-password', owner: 65534 }, revision: 1, updated },
+      ENTRY_EXAMPLES.needs,
       { key: 'shanks.mail.secret.dkim', node: 'shanks', module: 'mail', kind: 'secret', name: 'dkim', raw: 'plain text, not JSON', problem: 'the value is not JSON: Unexpected token', revision: 186, updated }
     ],
     outOfShape: [{ key: 'ace.gitea', revision: 184, reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' }],
@@ -46,7 +55,7 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     revision: 40,
     total: 1,
     stale: false,
-    entries: [{ key: 'g14.gitea', node: 'g14', module: 'gitea', value: { plan: 'gitea@2.0', ok: true }, revision: 12, updated }],
+    entries: [ENTRY_EXAMPLES.applied],
     outOfShape: [],
     cursor: '40-1795945200123456789'
   },
@@ -56,7 +65,7 @@ export const ANSWER_EXAMPLES: Record<What, unknown> = {
     revision: 1234,
     total: 1,
     stale: false,
-    entries: [{ key: 'n1.shell=3Azsh=3Anormal.gitea', node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea', value: { lines: ["alias gitea-logs='journalctl -u gitea'"] }, revision: 1201, updated }],
+    entries: [ENTRY_EXAMPLES.collect],
     outOfShape: [],
     cursor: '1234-1795945200123456789'
   }
@@ -73,7 +82,5 @@ export function refusal (ask: () => unknown): unknown {
 }
 
 export const BUCKET_MISSING_EXAMPLE = new ProvisionerError('BUCKET_MISSING', 'bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears').toBody()
-
-export const NOT_FOUND_EXAMPLE = new ProvisionerError('NOT_FOUND', 'bucket mesh-provisioner_registry holds no kind entry "colour"; ask the list (what=registry) to see what it holds').toBody()
 
 export const INTERNAL_EXAMPLE = asProvisionerError(new Error('example fault')).toBody()

@@ -25,6 +25,12 @@ export function readiness ({ views, writer, verb }: Pick<OperationsDeps, 'views'
   return { ready: connected && settled && served === 'serving', connected, verb: served, buckets, registryWriter: writer.last ?? null }
 }
 
+/** What even a probe can meet: a request the gateway cannot read. */
+const UNREAD = {
+  description: 'The request could not be read (431 headers too large, 400 a broken request line or escape); the body says which.',
+  content: { 'application/json': { schema: Type.Ref('ErrorBody') } }
+}
+
 export function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
   app.get('/healthz', {
     schema: {
@@ -32,7 +38,7 @@ export function registerOperations (app: FastifyInstance, deps: OperationsDeps):
       operationId: 'health',
       summary: 'Whether the process lives.',
       description: 'Always 200 while the process answers; says nothing of NATS (see /readyz).',
-      response: { 200: Health }
+      response: { 200: Health, '4XX': UNREAD }
     }
   }, async (_request, reply) => {
     reply.header('cache-control', 'no-store')
@@ -47,7 +53,8 @@ export function registerOperations (app: FastifyInstance, deps: OperationsDeps):
       description: 'Ready (200) when connected to NATS, every bucket\'s view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready) and the verb is served; 503 otherwise. The body says whether the verb is served, per bucket its state, revision, key count and out-of-shape count, and the registry writer\'s last run.',
       response: {
         200: Type.Ref('Readiness', { description: 'Ready.' }),
-        503: Type.Ref('Readiness', { description: 'Not ready: cut off from NATS, a view still loading, or the verb not served.' })
+        503: Type.Ref('Readiness', { description: 'Not ready: cut off from NATS, a view still loading, or the verb not served.' }),
+        '4XX': UNREAD
       }
     }
   }, async (_request, reply) => {

@@ -4,13 +4,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
+import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../domain/buckets.js'
+import { badRequest as badRequestOf } from '../domain/errors.js'
 import type { Provisioning } from '../domain/provisioning.js'
 import { readParameters, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
-import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLE, REGISTRY_ENTRY_EXAMPLE, refusal } from './examples.js'
-import { DEFAULT_LIMIT, KindParams, annotation, listParameters, RegistryEntry, querystringOf } from './schemas.js'
+import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
+import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, listParameters, querystringOf } from './schemas.js'
 import { readWait } from './wait.js'
 
 export interface RouteDeps {
@@ -94,27 +95,51 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
     })
   }
 
-  app.get('/v1/registry/:kind', {
+  for (const what of WHATS) registerEntryRoute(app, what, deps)
+}
+
+/** What a one-entry route says of itself in the OpenAPI document. */
+const ONE_ENTRY: Record<What, { operationId: string, summary: string, notFound: string, invalid: Record<string, string> }> = {
+  registry: { operationId: 'getRegistryKind', summary: 'Which domain answers one kind of placeholder.', notFound: 'No domain answers this kind.', invalid: { kind: 'db password' } },
+  needs: { operationId: 'getNeed', summary: 'One need of one module on one node, by kind and name.', notFound: 'The node\'s module has no such need.', invalid: { node: 'ace', module: 'gitea', kind: 'secret', name: 'db.password' } },
+  applied: { operationId: 'getApplied', summary: 'What is applied of one module on one node.', notFound: 'Nothing is applied of this module on this node.', invalid: { node: 'g 14', module: 'gitea' } },
+  collect: { operationId: 'getCollectItem', summary: 'The item one contributor adds to one collection on one node.', notFound: 'The contributor adds no item to this collection on this node.', invalid: { node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea.x' } }
+}
+
+/**
+ * `GET /v1/{what}/{...the key's fields}`: the one entry at that key, with an ETag that moves only
+ * when the entry does (SPEC §5). Collections are named decoded, and encoded into the key here.
+ */
+function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>()
+  const url = `/v1/${what}/${FIELDS[what].map((f) => `:${f}`).join('/')}`
+  const about = ONE_ENTRY[what]
+  app.get(url, {
     validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['provisioning'],
-      operationId: 'getRegistryKind',
-      summary: 'Which domain answers one kind of placeholder.',
-      description: 'One registry entry: the answer stored for this kind (its `value` says the owning module and the bucket and key shape, or the verb). Carries an ETag like the lists.',
-      params: KindParams,
+      operationId: about.operationId,
+      summary: about.summary,
+      description: `One ${what} entry, at key \`${shapeOf(what)}\` of bucket \`${BUCKETS[what]}\`: the entry as the ${what} answer lists it. ` +
+        'Carries an ETag that moves only when this entry changes; send it back in If-None-Match to get 304.',
+      params: entryParams(what),
       querystring: Type.Object({}, { additionalProperties: false }),
       response: {
-        200: json('The registry entry of the kind.', RegistryEntry.$id, REGISTRY_ENTRY_EXAMPLE, ANSWER_HEADERS),
+        200: json(`The ${what} entry.`, ENTRY_SCHEMAS[what].$id, ENTRY_EXAMPLES[what], ANSWER_HEADERS),
         304: notModified,
-        400: badRequest(refusal(() => readQuery({ what: 'registry', kind: 'db password' }))),
-        404: refused('No domain answers this kind.', NOT_FOUND_EXAMPLE),
+        400: badRequest(refusal(() => readQuery({ what, ...about.invalid }))),
+        404: refused(about.notFound, NOT_FOUND_EXAMPLES[what]),
         ...errorResponses
       }
     }
   }, async (request, reply) => {
-    const { kind } = readQuery({ what: 'registry', kind: request.params.kind }).filter
-    readParameters('registry', request.query, 'GET /v1/registry/:kind', [])
-    const entry = deps.provisioning.entry('registry', kind as string)
+    const { filter } = readQuery({ what, ...(request.params as Record<string, string>) })
+    readParameters(what, request.query as object, `GET ${url}`, [])
+    for (const field of FIELDS[what]) {
+      // An empty segment counts as not given, like any zero value; a key has every token.
+      if (filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes every field of the key`)
+    }
+    const entry = deps.provisioning.entry(what, keyOf(what, filter as Fields<typeof what>))
     return sendAnswer(request, reply, etagOf(entry.version, 0), () => entry.json)
   })
 }

@@ -2,9 +2,10 @@
 // request fields that narrow its question, and responses name the domain's answer documents.
 
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
-import { type What } from '../domain/buckets.js'
+import { FIELDS, type What } from '../domain/buckets.js'
+import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, ErrorBody, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/schemas.js'
+import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -40,12 +41,24 @@ export function querystringOf (what: What): TObject {
   return Type.Object(properties, { additionalProperties: false })
 }
 
-export const KindParams = Type.Object({
-  kind: Type.String({ ...RequestFields.kind, description: 'The kind of placeholder (one key token).' })
-}, { additionalProperties: false })
+/** The path parameters of a one-entry route: the key's fields, in key order. */
+export function entryParams (what: What): TObject {
+  const properties: Record<string, TSchema> = {}
+  for (const field of FIELDS[what]) {
+    properties[field] = field === 'collection'
+      ? Type.String({ ...RequestFields.collection, description: 'The collection, by its decoded name, URL-escaped (`shell%3Azsh%3Anormal` for shell:zsh:normal).' })
+      : Type.String({ ...RequestFields[field], description: `The ${field} (one key token).` })
+  }
+  return Type.Object(properties, { additionalProperties: false })
+}
 
-/** The registry entry on its own, named for the OpenAPI document. */
-export const RegistryEntry = { ...Entries.registry, $id: 'RegistryEntry' }
+/** Each bucket's entry on its own, named for the OpenAPI document. */
+export const ENTRY_SCHEMAS = {
+  registry: { ...Entries.registry, $id: 'RegistryEntry' },
+  needs: { ...Entries.needs, $id: 'NeedsEntry' },
+  applied: { ...Entries.applied, $id: 'AppliedEntry' },
+  collect: { ...Entries.collect, $id: 'CollectEntry' }
+} satisfies Record<What, TSchema & { $id: string }>
 
 /** Whether the verb is served: only once the views are settled, and never quietly lost. */
 export const VerbState = Type.Union([Type.Literal('starting'), Type.Literal('serving'), Type.Literal('down')], {
@@ -71,5 +84,8 @@ export const Health = Type.Object({
   version: Type.String({ description: "The service's version." })
 }, { description: 'The process lives.' })
 
+/** The gateway's error body: the domain's codes and those of HTTP's own refusals. */
+export const ErrorBody = errorBodySchema(HTTP_CODES)
+
 /** Shared schemas registered once with fastify; routes refer to them by $id. */
-export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, RegistryEntry, ErrorBody, Readiness]
+export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness]
