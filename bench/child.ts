@@ -2,6 +2,7 @@
 // would add its own thread and ~35 MB to the RSS measured), forked, and spoken to over IPC.
 
 import { execFile, fork, type ChildProcess } from 'node:child_process'
+import { copyFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -25,6 +26,8 @@ export async function compileChildren (warn: (text: string) => void): Promise<vo
     if (!stdout?.includes('error TS')) throw err
     warn(`the compiler reports type errors; measuring what it emitted:\n${stdout.split('\n').slice(0, 5).join('\n')}`)
   }
+  // src/version.ts reads the package.json above the compiled src/, as it does in dist/.
+  await copyFile(join(root, 'package.json'), join(out, '..', 'package.json'))
 }
 
 type Message = FromChild | BusLoadResult
