@@ -10,6 +10,7 @@ import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
 import { registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
+import { registerEvents, type EventsOptions } from './events.js'
 import { noRoute, refuseMethod, replyError } from './errors.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
@@ -40,6 +41,8 @@ export interface AppDeps {
   tokens?: () => readonly Token[]
   /** Serve HTTPS only, with this certificate and key. */
   https?: TlsPair
+  /** The event streams' bounds (SPEC §8); absent: HTTP_MAX_STREAMS' default. */
+  events?: EventsOptions
 }
 
 /** A matcher for a route path: `:param` is one segment, `*` the rest. */
@@ -122,6 +125,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   await registerDocs(app, deps.version)
   registerRoutes(app, deps)
+  registerEvents(app, { ...deps, ...(deps.events ?? { maxStreams: 1000 }) })
   registerOperations(app, deps)
   return app
 }
