@@ -4,6 +4,7 @@
 // that does not keep up is disconnected rather than buffered for (it resumes by its last id).
 
 import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/buckets.js'
@@ -339,9 +340,17 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const stallMs = deps.stallMs ?? STALL_MS
   const open = new Set<Sse>()
 
-  // Streams never end by themselves: the server's close would wait for them.
+  // What would keep the server's close waiting: streams, which never end by themselves, and
+  // connections that never sent a byte (a client's spare or a browser's preconnect), which Node
+  // counts as awaiting a request rather than idle until its headers timeout, long after a stop.
+  const connections = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket)
+    socket.once('close', () => connections.delete(socket))
+  })
   app.addHook('preClose', async () => {
     for (const sse of open) sse.end()
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
 
   async function stream (what: What, request: FastifyRequest, reply: FastifyReply): Promise<void> {
