@@ -70,9 +70,9 @@ describe.skipIf(!present)('a console page on another origin follows the needs wi
     const tab = await browser.newPage()
     try {
       await tab.goto(origin, { timeout: 20_000 })
-      await tab.waitForFunction(() => (window as any).received.some((e: { type: string }) => e.type === 'synced'), undefined, { timeout: 20_000 })
+      await tab.waitForFunction(() => (globalThis as any).received.some((e: { type: string }) => e.type === 'synced'), undefined, { timeout: 20_000 })
       const list = await (await fetch(`${running.url}/v1/needs?node=ace&limit=10000`, { headers: { authorization: `Bearer ${token.token}` } })).json() as { entries: unknown[], total: number }
-      const got = await tab.evaluate(() => (window as any).received as Array<{ type: string, id: string, data: any }>)
+      const got = await tab.evaluate(() => (globalThis as any).received as Array<{ type: string, id: string, data: any }>)
       const synced = got.findIndex((e) => e.type === 'synced')
       expect(got.slice(0, synced).filter((e) => e.type === 'put').map((e) => e.data)).toEqual(list.entries)
       expect(got[synced]?.data).toMatchObject({ total: list.total, stale: false })
@@ -80,11 +80,11 @@ describe.skipIf(!present)('a console page on another origin follows the needs wi
 
       const kv = await nc.jetstream().views.kv(BUCKETS.needs)
       const revision = await kv.put('ace.console.config.live', '{"seen":true}')
-      await tab.waitForFunction((r) => (window as any).received.some((e: { type: string, data: { revision: number } }) => e.type === 'put' && e.data.revision === r), revision, { timeout: 10_000 })
-      const live = (await tab.evaluate(() => (window as any).received as Array<{ type: string, id: string, data: any }>)).slice(synced + 1)
+      await tab.waitForFunction((r) => (globalThis as any).received.some((e: { type: string, data: { revision: number } }) => e.type === 'put' && e.data.revision === r), revision, { timeout: 10_000 })
+      const live = (await tab.evaluate(() => (globalThis as any).received as Array<{ type: string, id: string, data: any }>)).slice(synced + 1)
       expect(live.map((e) => [e.type, e.data.key])).toEqual([['put', 'ace.console.config.live']])
       expect(live[0]?.id).toMatch(new RegExp(`^${revision}-\\d+$`))
-      expect(await tab.evaluate(() => (window as any).errors as number)).toBe(0)
+      expect(await tab.evaluate(() => (globalThis as any).errors as number)).toBe(0)
     } finally {
       await tab.close()
     }
