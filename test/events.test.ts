@@ -4,7 +4,7 @@
 
 import type { KV, NatsConnection } from 'nats'
 import { request } from 'undici'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/buckets.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -26,7 +26,7 @@ beforeAll(async () => {
   await untilReady(running)
 })
 
-const follow = async (path: string, headers: Record<string, string> = {}) => await openStream(`${running.url}${path}`, headers)
+const follow = async (path: string, headers: Record<string, string> = {}, gate?: () => Promise<void>) => await openStream(`${running.url}${path}`, headers, gate)
 
 async function list (path: string): Promise<{ entries: unknown[], outOfShape: unknown[], total: number }> {
   const res = await request(`${running.url}${path}`)
@@ -65,6 +65,47 @@ describe('a stream', () => {
     expect(answer.entries.length).toBeGreaterThan(500)
     expect(stream.events.slice(0, synced).filter((e) => e.event === 'put').map(data)).toEqual(answer.entries)
   })
+
+  it('completes a snapshot paged while the bucket moves with the changes made meanwhile: nothing is missed', async () => {
+    const value = JSON.stringify({ pad: 'x'.repeat(6000) })
+    const key = (i: number): string => `paged.m${String(i).padStart(4, '0')}.config.settings`
+    const written = await Promise.all(Array.from({ length: 1500 }, async (_, i) => await needs.put(key(i), value)))
+    await vi.waitFor(() => expect(running.views.status().needs.revision).toBeGreaterThanOrEqual(Math.max(...written)), { timeout: 10_000, interval: 20 })
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    // The reader takes one chunk, then nothing until the writes are done: the server is mid-snapshot.
+    const stream = await follow('/v1/needs/events?node=paged', {}, async () => await held)
+    await vi.waitFor(() => expect(stream.events.length).toBeGreaterThan(0), { timeout: 5000, interval: 10 })
+    await needs.delete(key(1))
+    await needs.put('paged.m0000a.config.settings', '{"early":true}')
+    await needs.put(key(1400), '{"updated":true}')
+    await needs.purge(key(1450))
+    await needs.put('paged.m9999.config.settings', '{"late":true}')
+    const last = await needs.put('paged.odd', '{}')
+    expect(stream.events.some(isSynced)).toBe(false)
+    release()
+    await untilEvent(stream, (e) => e.id === undefined ? false : Number(e.id.split('-')[0]) >= last)
+    const shown = new Map<string, unknown>()
+    const odd = new Set<string>()
+    for (const e of stream.events) {
+      const d = data(e)
+      if (e.event === 'put') shown.set(d.key, d)
+      if (e.event === 'delete') { shown.delete(d.key); odd.delete(d.key) }
+      if (e.event === 'outOfShape') odd.add(d.key)
+    }
+    const entries: Array<{ key: string }> = []
+    let page = await list('/v1/needs?node=paged') as { entries: Array<{ key: string }>, outOfShape: Array<{ key: string }>, next?: string }
+    const outOfShape = page.outOfShape
+    for (;;) {
+      entries.push(...page.entries)
+      if (page.next === undefined) break
+      page = await list(`/v1/needs?node=paged&after=${page.next}`) as typeof page
+    }
+    expect(entries).toHaveLength(1500 + 1 - 2 + 1)
+    expect([...shown.keys()].sort()).toEqual(entries.map((e) => e.key))
+    expect(entries.every((e) => JSON.stringify(shown.get(e.key)) === JSON.stringify(e))).toBe(true)
+    expect([...odd]).toEqual(outOfShape.map((o) => o.key))
+  }, 30_000)
 
   it('then sends each change the filter keeps, in revision order with its cursor as id, and none it does not', async () => {
     const stream = await follow('/v1/needs/events?node=ace&kind=port')

@@ -58,8 +58,11 @@ export interface SseStream extends SseParser {
   close (): void
 }
 
-/** Opens `url` as an event stream; it is closed when the test finishes. */
-export async function openStream (url: string, headers: Record<string, string> = {}): Promise<SseStream> {
+/**
+ * Opens `url` as an event stream; it is closed when the test finishes. `gate`, when given, is
+ * awaited after each chunk is read: a slow reader, whose socket the server sees fill.
+ */
+export async function openStream (url: string, headers: Record<string, string> = {}, gate?: () => Promise<void>): Promise<SseStream> {
   const abort = new AbortController()
   const res = await request(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal })
   const parser = new SseParser()
@@ -72,6 +75,7 @@ export async function openStream (url: string, headers: Record<string, string> =
         const text = (chunk as Buffer).toString('utf8')
         if (res.statusCode === 200) parser.feed(text)
         else body += text
+        await gate?.()
       }
     } catch {
       // Closed by the test, or cut by the server: `ended` says only that it is over.
