@@ -406,7 +406,8 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
         summary: `Follow ${what} live: Server-Sent Events.`,
         description: `The change feed of bucket \`${BUCKETS[what]}\` (keys \`${shapeOf(what)}\`) narrowed by the list's filters, as Server-Sent Events ` +
           '(`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per matching entry and one `outOfShape` per out-of-shape key the filter keeps, ' +
-          'then `synced`; afterwards `put`, `delete` and `outOfShape` for each matching change in revision order, and `stale`/`live` when the view\'s state changes. ' +
+          'then `synced`; afterwards `put`, `delete` and `outOfShape` for each matching change in revision order (a key changed again before the stream read it is sent once, at its latest change), ' +
+          'and `stale`/`live` when the view\'s state changes. ' +
           'Every event after the snapshot, and `synced`, has an `id:` that is its cursor: a client that reconnects with `Last-Event-ID` (or `lastEventId=`) ' +
           'receives the changes it missed, latest per key, deletions included, then `synced`, or `reset` and a fresh snapshot when that cursor cannot be served. ' +
           'A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). ' +
