@@ -183,6 +183,19 @@ describe('refused before any stream', () => {
     expect(JSON.parse(got.body)).toMatchObject({ error: { code: 'BAD_REQUEST', field } })
   })
 
+  it('HEAD answers the headers a stream would have and holds nothing open; other methods are 405', async () => {
+    const head = await request(`${running.url}/v1/needs/events`, { method: 'HEAD' })
+    await head.body.text()
+    expect(head.statusCode).toBe(200)
+    expect(head.headers['content-type']).toBe('text/event-stream; charset=utf-8')
+    const post = await request(`${running.url}/v1/needs/events`, { method: 'POST' })
+    await post.body.text()
+    expect(post.statusCode).toBe(405)
+    const metrics = async (): Promise<string> => await (await request(`${running.url}/metrics`)).body.text()
+    await expect.poll(metrics, { timeout: 5000 }).toMatch(/^mesh_provisioner_event_streams 0$/m)
+    expect(await metrics()).toMatch(/^mesh_provisioner_events_sent_total\{type="synced"\} [1-9]/m)
+  })
+
   it('a kind named events is read with /v1/registry?kind=events, and /v1/registry/events is the stream', async () => {
     const stream = await follow('/v1/registry/events?kind=secret')
     const synced = await untilEvent(stream, isSynced)
