@@ -125,7 +125,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   await registerDocs(app, deps.version)
   registerRoutes(app, deps)
-  registerEvents(app, { ...deps, ...(deps.events ?? { maxStreams: 1000 }) })
+  registerEvents(app, { ...deps, ...deps.events })
   registerOperations(app, deps)
   return app
 }

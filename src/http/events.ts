@@ -19,8 +19,8 @@ import { replyError } from './errors.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 
 export interface EventsOptions {
-  /** Open streams at most (HTTP_MAX_STREAMS); beyond, 503 with Retry-After. */
-  maxStreams: number
+  /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After. */
+  maxStreams?: number
   /** How often an idle stream sends a comment line to keep proxies from closing it (ms). */
   heartbeatMs?: number
   /** How long a stream's unsent bytes may wait for its reader before the stream is ended (ms). */
@@ -36,6 +36,7 @@ export interface EventsDeps extends EventsOptions {
 /** The event types a stream sends, in the order the OpenAPI document describes them. */
 export type EventType = 'put' | 'outOfShape' | 'synced' | 'delete' | 'stale' | 'live' | 'reset'
 
+const MAX_STREAMS = 1000
 const HEARTBEAT_MS = 15_000
 const STALL_MS = 30_000
 /** What a browser waits before it reconnects (the `retry:` field). */
@@ -342,6 +343,7 @@ const judgedByTheDomain = () => () => true
 export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
   const stallMs = deps.stallMs ?? STALL_MS
+  const maxStreams = deps.maxStreams ?? MAX_STREAMS
   const open = new Set<Sse>()
 
   // What would keep the server's close waiting: streams, which never end by themselves, and
@@ -359,7 +361,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
 
   async function stream (what: What, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
-    if (open.size >= deps.maxStreams) {
+    if (open.size >= maxStreams) {
       reply.header('retry-after', String(RETRY_AFTER_S))
       replyError(reply, new ProvisionerError('NOT_READY', `this instance holds ${open.size} event streams, its most (HTTP_MAX_STREAMS); try again in ${RETRY_AFTER_S} s or ask another instance`))
       return
