@@ -56,6 +56,8 @@ class Sse {
 
   constructor (private readonly raw: ServerResponse, private readonly stallMs: number, private readonly counted: (type: string) => void) {
     this.closed = new Promise((resolve) => raw.once('close', resolve))
+    // A write to a reader that went away fails here; its 'close' ends the stream.
+    raw.on('error', () => {})
   }
 
   get open (): boolean {
