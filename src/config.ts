@@ -30,6 +30,8 @@ export interface Config {
     host: string
     port: number
     corsOrigins: string[]
+    /** Open event streams at most (HTTP_MAX_STREAMS). */
+    maxStreams: number
     /** The bearer tokens file and the tokens read from it at start; absent: the gateway is open. */
     tokensFile?: string
     tokens?: readonly Token[]
@@ -149,6 +151,11 @@ function port (value: string): number {
   return Number(value)
 }
 
+function maxStreams (value: string): number {
+  if (!/^\d{1,6}$/.test(value) || Number(value) < 1) fail('HTTP_MAX_STREAMS', value, 'it takes a whole number of open event streams from 1 to 999999')
+  return Number(value)
+}
+
 function interval (value: string): number {
   const parsed = /^\d+$/.test(value) ? Number(value) * 1000 : ms(value as ms.StringValue)
   if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1000) {
@@ -230,6 +237,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       host,
       port: port(text(env, 'HTTP_PORT') ?? '8080'),
       corsOrigins,
+      maxStreams: maxStreams(text(env, 'HTTP_MAX_STREAMS') ?? '1000'),
       ...access(env, host, readText),
       ...(tlsFiles === undefined ? {} : { tls: tlsFiles })
     },

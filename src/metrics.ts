@@ -12,6 +12,11 @@ export interface Metrics {
   registryRun (run: RegistryRun): void
   /** Counts a request the gateway's token check refused, by reason (never by token). */
   refused (reason: RefusalReason): void
+  /** An event stream opened or closed (the open streams gauge). */
+  streamOpened (): void
+  streamClosed (): void
+  /** Counts one event sent on a stream, by type. */
+  eventSent (type: string): void
 }
 
 /** Why the token check refused: no token, a token it does not know, or a token that may not read this. */
@@ -71,6 +76,17 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
     labelNames: ['reason'] as const,
     registers: [registry]
   })
+  const streams = new Gauge({
+    name: 'mesh_provisioner_event_streams',
+    help: 'Event streams open (GET /v1/{what}/events).',
+    registers: [registry]
+  })
+  const events = new Counter({
+    name: 'mesh_provisioner_events_sent_total',
+    help: 'Events sent on event streams, by type (put, delete, outOfShape, synced, stale, live, reset).',
+    labelNames: ['type'] as const,
+    registers: [registry]
+  })
   return {
     registry,
     observe (face, route, outcome, seconds) {
@@ -85,6 +101,15 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
     },
     refused (reason) {
       refusals.inc({ reason })
+    },
+    streamOpened () {
+      streams.inc()
+    },
+    streamClosed () {
+      streams.dec()
+    },
+    eventSent (type) {
+      events.inc({ type })
     }
   }
 }

@@ -48,6 +48,9 @@ export interface ServiceOptions {
   viewRetryMs?: number
   viewCheckMs?: number
   registryRetryMs?: number
+  /** Timings for tests: an event stream's heartbeat, and how long its unsent bytes may wait for the reader (ms). */
+  eventHeartbeatMs?: number
+  eventStallMs?: number
 }
 
 /** A start that failed for a reason an operator can act on, said in one line (main prints it alone). */
@@ -90,7 +93,7 @@ async function listen (app: FastifyInstance, http: Config['http']): Promise<stri
  * every view is settled, so that the group's requests go to instances that can answer them. When a
  * step fails, what the earlier ones opened is released before the error goes on.
  */
-export async function startService ({ config, log, version, viewRetryMs, viewCheckMs, registryRetryMs }: ServiceOptions): Promise<Running> {
+export async function startService ({ config, log, version, viewRetryMs, viewCheckMs, registryRetryMs, eventHeartbeatMs, eventStallMs }: ServiceOptions): Promise<Running> {
   const opened: Array<() => Promise<void>> = []
   const release = async (): Promise<void> => {
     for (const close of opened.reverse()) {
@@ -141,6 +144,11 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       version,
       maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024,
       verb: () => verb(),
+      events: {
+        maxStreams: config.http.maxStreams,
+        ...(eventHeartbeatMs === undefined ? {} : { heartbeatMs: eventHeartbeatMs }),
+        ...(eventStallMs === undefined ? {} : { stallMs: eventStallMs })
+      },
       ...(config.http.tokensFile === undefined ? {} : { tokens: () => tokens }),
       ...(tlsFiles === undefined ? {} : { https: loadTls(tlsFiles, readText) })
     })

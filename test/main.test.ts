@@ -9,6 +9,7 @@ import { StartError } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { fixture, suiteFixture } from './support/service.js'
 import { runMain } from './support/process.js'
+import { isSynced, openStream, untilEvent } from './support/sse.js'
 import { askVerb } from './support/verb.js'
 
 const fx = suiteFixture()
@@ -26,16 +27,21 @@ test('a malformed setting stops the start with one line naming it, exit 2', asyn
   expect(out()).toBe('mesh-provisioner: REGISTRY_INTERVAL="hourly": it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)\n')
 })
 
-test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully: exit 0 within a few seconds', async (signal) => {
+test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully with an event stream open: exit 0 within a few seconds', async (signal) => {
   const { proc, out } = runMain({ ...server.serviceEnv(), LOG_LEVEL: 'info' })
   try {
     await expect.poll(out, { timeout: 15_000 }).toContain('mesh-provisioner serving')
     await expect.poll(async () => (await askVerb(nc, { what: 'registry', kind: 'secret' })).code, { timeout: 10_000 }).toBe(200)
+    // An open stream must not hold the stop past close-with-grace's deadline (which exits 1).
+    const url = /"url":"(http:[^"]+)"/.exec(out())?.[1] as string
+    const stream = await openStream(`${url}/v1/registry/events`)
+    await untilEvent(stream, isSynced)
     proc.kill(signal)
     // A stop that hangs never exits: the test's timeout is the bound, not a wall-clock figure.
     const [code] = await once(proc, 'exit')
     expect(code).toBe(0)
     expect(out()).toMatch(/"msg":"stopped"/)
+    await stream.ended
   } finally {
     proc.kill('SIGKILL')
   }

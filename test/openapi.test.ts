@@ -11,12 +11,14 @@ import { Compile } from 'typebox/compile'
 import { describe, expect, it } from 'vitest'
 import { Answers, Entries, RequestFields } from '../src/domain/schemas.js'
 import { openApiText } from '../src/http/openapi-document.js'
+import { parseCursor } from '../src/domain/cursor.js'
 import { ErrorBody } from '../src/http/schemas.js'
+import { SseParser } from './support/sse.js'
 import { readWait } from '../src/http/wait.js'
 import { VERSION } from '../src/version.js'
 
 interface Parameter { name: string, in: string, description?: string, example?: unknown, schema: { examples?: unknown[] } }
-interface Response { description?: string, content?: Record<string, { schema: { $ref?: string }, example?: unknown }> }
+interface Response { description?: string, headers?: Record<string, unknown>, content?: Record<string, { schema: { $ref?: string }, example?: unknown }> }
 interface Operation { tags?: string[], summary?: string, description?: string, operationId?: string, parameters?: Parameter[], responses: Record<string, Response> }
 interface Document { openapi: string, info: { version: string }, paths: Record<string, Record<string, Operation>>, components: { schemas: Record<string, object> } }
 
@@ -64,8 +66,8 @@ describe('the OpenAPI document', () => {
     expect(doc.info.version).toBe(VERSION)
     expect(operations.map(([name]) => name).sort()).toEqual([
       'GET /healthz', 'GET /metrics', 'GET /readyz',
-      'GET /v1/applied', 'GET /v1/applied/{node}/{module}', 'GET /v1/collect', 'GET /v1/collect/{node}/{collection}/{contributor}',
-      'GET /v1/needs', 'GET /v1/needs/{node}/{module}/{kind}/{name}', 'GET /v1/registry', 'GET /v1/registry/{kind}'
+      'GET /v1/applied', 'GET /v1/applied/events', 'GET /v1/applied/{node}/{module}', 'GET /v1/collect', 'GET /v1/collect/events', 'GET /v1/collect/{node}/{collection}/{contributor}',
+      'GET /v1/needs', 'GET /v1/needs/events', 'GET /v1/needs/{node}/{module}/{kind}/{name}', 'GET /v1/registry', 'GET /v1/registry/events', 'GET /v1/registry/{kind}'
     ])
   })
 
@@ -93,13 +95,15 @@ describe('the OpenAPI document', () => {
       // Optional query parameters show their example in the schema: Swagger UI would fill in `example`.
       const example = p.in === 'query' ? p.schema.examples?.[0] : p.example
       if (p.in === 'query') expect(p.example).toBeUndefined()
-      // `wait` is HTTP's own; every other parameter is a field of the verb's request.
+      // `wait`, `lastEventId` and `access_token` are HTTP's own; every other parameter is a field of the verb's request.
       if (p.name === 'wait') expect(readWait(example, true)).toBeGreaterThan(0)
+      else if (p.name === 'lastEventId') expect(parseCursor(example as string, 'lastEventId').revision).toBeGreaterThan(0)
+      else if (p.name === 'access_token') expect(example).toMatch(/\w/)
       else expect(Compile(RequestFields[p.name as keyof typeof RequestFields]).Check(example), `${p.name} example ${JSON.stringify(example)}`).toBe(true)
     }
   })
 
-  it.each(operations.filter(([name]) => name.includes('/v1/')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
+  it.each(operations.filter(([name]) => name.includes('/v1/') && !name.endsWith('/events')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '500', '503', ...(name.includes('{') ? ['404'] : [])]))
     for (const [status, response] of Object.entries(op.responses)) {
       expect(response.description, status).toMatch(/\w/)
@@ -130,6 +134,27 @@ describe('the OpenAPI document', () => {
       await rm(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it.each(operations.filter(([name]) => name.endsWith('/events')))('%s documents its event stream, every event type, and its refusals', (name, op) => {
+    const what = name.split('/')[2] as string
+    const list = doc.paths[`/v1/${what}`]?.['get']?.parameters?.map((p) => p.name).filter((n) => !['after', 'limit', 'since', 'wait'].includes(n))
+    expect(op.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual([...(list ?? []), 'lastEventId', 'access_token'].map((n) => `query:${n}`))
+    expect(Object.keys(op.responses)).toEqual(['200', '400', '401', ...(what === 'registry' ? [] : ['403']), '500', '503'])
+    const stream = op.responses['200']?.content?.['text/event-stream']
+    expect(stream).toBeDefined()
+    for (const type of ['put', 'outOfShape', 'synced', 'delete', 'stale', 'live', 'reset']) expect(op.responses['200']?.description).toContain(`\`${type}\`:`)
+    // The example is a stream a client reads: its events are JSON.
+    const parser = new SseParser()
+    parser.feed(stream?.example as string)
+    expect(parser.events.map((e) => e.event)).toEqual(['put', 'synced', 'delete'])
+    for (const e of parser.events) expect(() => JSON.parse(e.data) as unknown).not.toThrow()
+    expect(op.responses['503']?.headers?.['Retry-After']).toBeDefined()
+    for (const status of ['400', '401', '500', '503']) {
+      const media = op.responses[status]?.content?.['application/json']
+      expect(media?.schema.$ref, status).toBe('#/components/schemas/ErrorBody')
+      expect(Compile(ErrorBody).Check(media?.example), `${status} example`).toBe(true)
+    }
+  })
 
   it('describes every property of every component schema', () => {
     const undescribed: string[] = []

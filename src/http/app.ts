@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics.js'
 import { registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
+import { registerEvents, type EventsOptions } from './events.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
 import { SHARED_SCHEMAS, type VerbState } from './schemas.js'
@@ -40,6 +41,8 @@ export interface AppDeps {
   tokens?: () => readonly Token[]
   /** Serve HTTPS only, with this certificate and key. */
   https?: TlsPair
+  /** The event streams' bounds (SPEC §8); absent: HTTP_MAX_STREAMS' default. */
+  events?: EventsOptions
 }
 
 /** The methods the gateway takes; a CORS preflight (OPTIONS) is answered by @fastify/cors before these refusals. */
@@ -151,6 +154,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   await registerDocs(app, deps.version)
   registerRoutes(app, deps)
+  registerEvents(app, { ...deps, ...deps.events })
   registerOperations(app, deps)
   return app
 }

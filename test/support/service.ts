@@ -14,6 +14,9 @@ import { NatsServer, type NatsServerOptions } from '../../testkit/nats-server.js
 export interface TestServiceOptions {
   /** Receives every log line (JSON) at `LOG_LEVEL` (default: `TEST_LOG_LEVEL` or silent). */
   onLog?: (line: string) => void
+  /** An event stream's heartbeat and slow-reader bound (ms), shorter than the service's own for a test. */
+  eventHeartbeatMs?: number
+  eventStallMs?: number
 }
 
 /** Starts the service against `server` as the service's own NATS user; `env` overrides settings. */
@@ -29,7 +32,9 @@ export async function startTestService (server: Pick<NatsServer, 'serviceEnv'>, 
     version: '0.0.0-test',
     viewRetryMs: 100,
     viewCheckMs: 500,
-    registryRetryMs: 200
+    registryRetryMs: 200,
+    ...(opts.eventHeartbeatMs === undefined ? {} : { eventHeartbeatMs: opts.eventHeartbeatMs }),
+    ...(opts.eventStallMs === undefined ? {} : { eventStallMs: opts.eventStallMs })
   })
 }
 
