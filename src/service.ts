@@ -175,6 +175,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
           try {
             tokens = parseTokens(readText(tokensFile), tokensFile)
             log.info({ tokenNames: tokens.map((t) => t.name) }, 'HTTP_TOKENS_FILE read again')
+            app.recheckStreams(tokens)
           } catch (err) {
             log.warn(`HTTP_TOKENS_FILE not read again, the tokens read before stay: ${(err as Error).message}`)
           }

@@ -17,6 +17,7 @@ import type { RefusalReason } from '../src/metrics.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { suiteFixture, untilReady } from './support/service.js'
+import { isSynced, openStream, untilEvent, type SseStream } from './support/sse.js'
 
 const CONSOLE_ORIGIN = 'https://console.example'
 const made = {
@@ -208,6 +209,34 @@ describe('the tokens read again', () => {
     await writeFile(file, tokensFile(Object.values(made).map((m) => m.entry)))
     running.reload()
     expect((await get('/v1/needs?node=ace', bearer('ace'))).status).toBe(200)
+  })
+
+  it('ends the event streams whose token is taken away or no longer reads what they follow, and no other', async () => {
+    const follow = async (query: string, who: keyof typeof made): Promise<SseStream> => {
+      const stream = await openStream(`${running.url}/v1/needs/events?${query}&access_token=${made[who].token}`)
+      expect(stream.status).toBe(200)
+      await untilEvent(stream, isSynced)
+      return stream
+    }
+    const aceStream = await follow('node=ace', 'ace')
+    const consoleStream = await follow('node=ace', 'console')
+    const narrowed = newToken('narrowed', ['ace', 'g14'], false)
+    await writeFile(file, tokensFile([...Object.values(made).map((m) => m.entry), narrowed.entry]))
+    running.reload()
+    const g14Stream = await openStream(`${running.url}/v1/needs/events?node=g14&access_token=${narrowed.token}`)
+    await untilEvent(g14Stream, isSynced)
+
+    // ace's token goes, and the narrowed token no longer reads g14; the console's stays as it was.
+    await writeFile(file, tokensFile([made.console.entry, { ...narrowed.entry, nodes: ['ace'] }]))
+    running.reload()
+    await aceStream.ended
+    await g14Stream.ended
+    const open = await Promise.race([consoleStream.ended.then(() => 'ended'), new Promise((resolve) => setImmediate(() => resolve('open')))])
+    expect(open).toBe('open')
+    expect((await get('/v1/needs/events?node=ace', bearer('ace'))).status).toBe(401)
+
+    await writeFile(file, tokensFile(Object.values(made).map((m) => m.entry)))
+    running.reload()
   })
 })
 

@@ -17,10 +17,23 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The name of the token the request was let in with, for the log; never the token. */
     tokenName: string | undefined
+    /** What the request was let in to read, and with which token (by its digest): an event stream is judged again when the tokens change. */
+    admitted: Admission | undefined
   }
 }
 
 export const REALM = 'mesh-provisioner'
+
+export interface Admission {
+  sha256: string
+  reading: Reading
+}
+
+/** Whether what was admitted is still allowed by `tokens` (read again on SIGHUP): the token is there and still reads it. */
+export function stillAdmitted (admission: Admission, tokens: readonly Token[]): boolean {
+  const token = tokens.find((t) => t.sha256 === admission.sha256)
+  return token !== undefined && forbidden(token, admission.reading) === undefined
+}
 
 /** The routes anyone may read: the process's health, the document and the page that shows it. */
 function isOpen (url: string): boolean {
@@ -72,6 +85,7 @@ function presented (request: FastifyRequest): string | undefined {
 
 export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('tokenName', undefined)
+  app.decorateRequest('admitted', undefined)
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
@@ -119,7 +133,9 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
     const token = findToken(tokens(), given)
     if (token === undefined) return refuse(reply, 'unknown', new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'))
     request.tokenName = token.name
-    const why = forbidden(token, readingOf(request))
+    const reading = readingOf(request)
+    const why = forbidden(token, reading)
     if (why !== undefined) return refuse(reply, 'forbidden', new ProvisionerError('FORBIDDEN', why))
+    request.admitted = { sha256: token.sha256, reading }
   })
 }

@@ -15,8 +15,17 @@ import { readParameters, type Query } from '../domain/request.js'
 import { NARROWED_BY, RequestFields } from '../domain/schemas.js'
 import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
+import { stillAdmitted, type Admission } from './access.js'
 import { replyError } from './errors.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
+import type { Token } from './tokens.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Ends the open event streams whose token `tokens` (read again) no longer has, or no longer lets read what they follow. */
+    recheckStreams: (tokens: readonly Token[]) => void
+  }
+}
 
 export interface EventsOptions {
   /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After. */
@@ -346,7 +355,12 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
   const stallMs = deps.stallMs ?? STALL_MS
   const maxStreams = deps.maxStreams ?? MAX_STREAMS
-  const open = new Set<Sse>()
+  /** Each open stream, and what its token was let in to read (undefined on an open gateway). */
+  const open = new Map<Sse, Admission | undefined>()
+  app.decorate('recheckStreams', (tokens: readonly Token[]) => {
+    // Ended, a stream's EventSource comes back and meets the new tokens: 401 or 403, which it takes as final.
+    for (const [sse, admitted] of open) if (admitted !== undefined && !stillAdmitted(admitted, tokens)) sse.end()
+  })
 
   // What would keep the server's close waiting: streams, which never end by themselves, and
   // connections that never sent a byte (a client's spare or a browser's preconnect), which Node
@@ -357,7 +371,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     socket.once('close', () => connections.delete(socket))
   })
   app.addHook('preClose', async () => {
-    for (const sse of open) sse.end()
+    for (const sse of open.keys()) sse.end()
     for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
 
@@ -384,7 +398,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     raw.setHeader('connection', 'close')
     raw.writeHead(200)
     const sse = new Sse(raw, stallMs, (type) => deps.metrics.eventSent(type))
-    open.add(sse)
+    open.set(sse, request.admitted)
     deps.metrics.streamOpened()
     const heartbeat = setInterval(() => sse.heartbeat(), heartbeatMs)
     void sse.closed.then(() => {
