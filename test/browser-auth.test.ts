@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -26,12 +26,8 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', (
     await writeFile(file, JSON.stringify({ tokens: [ace.entry] }))
     running = await fx.service(server, { HTTP_TOKENS_FILE: file })
     await untilReady(running)
-    browser = await launchChromium()
+    browser = await launchChromium(fx)
   }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-  })
 
   it('answers 401 before Authorize and 200 after, with no content security policy violation', async () => {
     const page = await browser.newPage()

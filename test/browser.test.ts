@@ -2,7 +2,7 @@
 // service alone, and "Try it out" on /v1/needs gets the 200 answer from a seeded NATS.
 
 import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
 import { chromiumPresent, launchChromium, offline } from './support/browser.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -16,12 +16,8 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
   beforeAll(async () => {
     seeded = await startSeeded(fx)
     running = seeded.running
-    browser = await launchChromium()
+    browser = await launchChromium(fx)
   }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-  })
 
   it('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {
     const page = await browser.newPage()

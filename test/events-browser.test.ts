@@ -2,24 +2,20 @@
 // another origin, listed in CORS_ORIGINS, follows a node's needs with EventSource and a token in
 // access_token, as the README shows; it receives the snapshot, synced and a live change.
 
-import { existsSync } from 'node:fs'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BUCKETS } from '../src/domain/buckets.js'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import type { NatsConnection } from 'nats'
+import { chromiumPresent, launchChromium } from './support/browser.js'
 import { suiteFixture, untilReady } from './support/service.js'
-
-const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
-const present = existsSync(CHROMIUM)
-if (!present && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
 
 /** The console's page: what the README's snippet does, recording what arrives. */
 function page (service: string, token: string): string {
@@ -34,7 +30,7 @@ events.onerror = () => { window.errors++ }
 </script>`
 }
 
-describe.skipIf(!present)('a console page on another origin follows the needs with EventSource', () => {
+describe.skipIf(!chromiumPresent)('a console page on another origin follows the needs with EventSource', () => {
   const fx = suiteFixture()
   let nc: NatsConnection
   let running: Running
@@ -55,14 +51,10 @@ describe.skipIf(!present)('a console page on another origin follows the needs wi
     await writeFile(join(dir, 'tokens.json'), JSON.stringify({ tokens: [token.entry] }))
     running = await fx.service(server, { CORS_ORIGINS: origin, HTTP_TOKENS_FILE: join(dir, 'tokens.json') })
     await untilReady(running)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-    })
+    browser = await launchChromium(fx)
   }, 60_000)
 
-  afterAll(async () => {
-    await browser?.close()
+  afterAll(() => {
     site?.close()
   })
 

@@ -17,6 +17,7 @@ import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
 import { stillAdmitted, type Admission } from './access.js'
 import { replyError } from './errors.js'
+import { judgedByTheDomain } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 import type { Token } from './tokens.js'
 
@@ -347,9 +348,6 @@ function streamQuerystring (what: What) {
   }))
   return Type.Object(properties, { additionalProperties: false })
 }
-
-/** The route schemas describe the parameters; readParameters alone judges them, as on the list routes. */
-const judgedByTheDomain = () => () => true
 
 export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS

@@ -11,7 +11,7 @@ import { readParameters, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
-import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, listParameters, querystringOf } from './schemas.js'
+import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
 import { readWait } from './wait.js'
 
 export interface RouteDeps {
@@ -46,12 +46,6 @@ const errorResponses = {
   500: refused('The service failed to answer; the fault is logged.', INTERNAL_EXAMPLE),
   503: refused('The bucket is missing (it is served as soon as it appears) or still loading.', BUCKET_MISSING_EXAMPLE)
 }
-
-/**
- * The route schemas describe the query string and path for the OpenAPI document; the domain's
- * reader alone judges them, so that a refusal says what the verb says for the same field.
- */
-const judgedByTheDomain = () => () => true
 
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 

@@ -14,6 +14,13 @@ export function annotation (schema: TSchema, name: 'description' | '$id'): strin
   return value
 }
 
+/**
+ * A route's validator: its schemas describe the query string and path for the OpenAPI document,
+ * and the domain's reader alone judges them, so that a refusal says what the verb says for the
+ * same field.
+ */
+export const judgedByTheDomain = () => () => true
+
 /** The limit when a query string gives none (SPEC §5); the domain's MAX_LIMIT caps it. */
 export const DEFAULT_LIMIT = 1000
 

@@ -3,6 +3,7 @@
 
 import { existsSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Fixture } from './service.js'
 
 export const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
 
@@ -10,11 +11,14 @@ export const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
 export const chromiumPresent = existsSync(CHROMIUM)
 if (!chromiumPresent && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
 
-export async function launchChromium (): Promise<Browser> {
-  return await chromium.launch({
+/** A headless Chromium, closed with `fx`. */
+export async function launchChromium (fx: Fixture): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
   })
+  fx.defer(async () => await browser.close())
+  return browser
 }
 
 /** Lets `page` reach only `allowed` origins (and data: URLs); what else it asks for is aborted and listed. */
