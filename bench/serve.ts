@@ -9,7 +9,7 @@ import { BUCKETS } from '../src/domain/buckets.js'
 
 /** What a process holds (bytes): its RSS, and of it the V8 heap's used and committed bytes and the memory outside it. */
 export interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number }
-export type ToChild = { type: 'floor', body: string, subject: string } | { type: 'rss' } | { type: 'stop' }
+export type ToChild = { type: 'floor', body: string, headers: Record<string, string>, subject: string } | { type: 'rss' } | { type: 'stop' }
 export type FromChild =
   | ({ type: 'ready', coldMs: number, url: string } & Memory)
   | { type: 'floor', url: string }
@@ -71,7 +71,7 @@ async function floor (): Promise<void> {
     if (msg.type === 'stop') process.exit(0)
     if (msg.type !== 'floor') return
     const app = Fastify()
-    app.get('/floor', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(msg.body))
+    app.get('/floor', async (_req, reply) => await reply.headers(msg.headers).send(msg.body))
     const url = await app.listen({ host: '127.0.0.1', port: 0 })
     const nc = await connect(natsOptions)
     const bytes = new TextEncoder().encode(msg.body)
