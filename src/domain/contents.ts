@@ -38,7 +38,9 @@ const SEP = '\u0000'
 
 /** An entry's value in one index: the field itself, or the fields joined (no array per entry for one). */
 function indexValue (fields: readonly string[], positions: readonly number[]): string {
-  return positions.length === 1 ? fields[positions[0] as number] as string : positions.map((p) => fields[p]).join(SEP)
+  if (positions.length === 1) return fields[positions[0] as number] as string
+  if (positions.length === 2) return `${fields[positions[0] as number] as string}${SEP}${fields[positions[1] as number] as string}`
+  return positions.map((p) => fields[p]).join(SEP)
 }
 
 /** One generation of a bucket's contents (a re-created bucket starts a new one). */
@@ -161,10 +163,17 @@ export class Contents {
     const revisions = sorted.map((key) => this.entries.revision(key) as number)
     for (const positions of INDEXES[this.what]) {
       const byValue = new Map<string, SortedKeys>()
+      // Keys in order come in runs of one value (one node's keys, one module's): the set of the key
+      // before is most often this key's too.
+      let last = ''
+      let set: SortedKeys | undefined
       for (let i = 0; i < sorted.length; i++) {
         const value = indexValue(fields[i] as string[], positions)
-        let set = byValue.get(value)
-        if (!set) byValue.set(value, (set = new SortedKeys()))
+        if (set === undefined || value !== last) {
+          set = byValue.get(value)
+          if (!set) byValue.set(value, (set = new SortedKeys()))
+          last = value
+        }
         set.push(sorted[i] as string)
         set.revision = Math.max(set.revision, revisions[i] as number)
       }
