@@ -4,7 +4,14 @@
 
 import { connect } from 'nats'
 
-export interface BusLoad { subject: string, payload: string, inFlight: number, seconds: number, warmupSeconds: number }
+export interface BusLoad {
+  subject: string
+  /** Asked in turn, one a request: several questions keep a cache of answers from making every request the same. */
+  payloads: string[]
+  inFlight: number
+  seconds: number
+  warmupSeconds: number
+}
 export interface BusLoadResult { type: 'bus-load', requests: number, errors: number, rps: number, p50Ms: number, replyBytes: number }
 
 process.once('message', (job: BusLoad) => {
@@ -13,7 +20,8 @@ process.once('message', (job: BusLoad) => {
 
 async function run (job: BusLoad): Promise<BusLoadResult> {
   const nc = await connect({ servers: process.env['NATS_URL'] as string, user: process.env['NATS_USER'] as string, pass: process.env['NATS_PASSWORD'] as string })
-  const payload = new TextEncoder().encode(job.payload)
+  const payloads = job.payloads.map((p) => new TextEncoder().encode(p))
+  let turn = 0
   let requests = 0
   let errors = 0
   let replyBytes = 0
@@ -23,7 +31,7 @@ async function run (job: BusLoad): Promise<BusLoadResult> {
   const end = performance.now() + (job.warmupSeconds + job.seconds) * 1000
   const worker = async (): Promise<void> => {
     for (let t = performance.now(); t < end; t = performance.now()) {
-      const m = await nc.request(job.subject, payload, { timeout: 10_000 })
+      const m = await nc.request(job.subject, payloads[turn++ % payloads.length] as Uint8Array, { timeout: 10_000 })
       if (!counting) continue
       if (m.headers?.get('Nats-Service-Error-Code')) errors++
       replyBytes = m.data.length

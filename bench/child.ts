@@ -44,9 +44,11 @@ export class Child {
   }
 
   static start (script: 'serve' | 'bus-load', args: string[], env: Record<string, string> = {}): Child {
-    // BENCH_CPU_PROF=<dir>: every child writes a CPU profile there when it ends.
+    // BENCH_CPU_PROF=<dir>: every child writes a CPU profile there when it ends. BENCH_NODE_ARGS:
+    // more flags for every child (`--trace-gc`, which NODE_OPTIONS refuses).
     const prof = process.env['BENCH_CPU_PROF']
-    const execArgv = ['--expose-gc', '--no-deprecation', ...(prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`])]
+    const more = process.env['BENCH_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []
+    const execArgv = ['--expose-gc', '--no-deprecation', ...(prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]), ...more]
     const proc = fork(join(out, `${script}.js`), args, { execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     return new Child(proc, [script, ...args].join(' '))
   }

@@ -1,20 +1,21 @@
 // A process of its own for each thing measured, so that no figure pays for the bench's memory or
 // event loop: `service` (the whole service), `floor` (bare fastify and bare micro replying fixed
-// bytes) and `watch` (raw kv.watch load of the four buckets). Talks to the bench over IPC.
+// bytes), `bare` (a fastify listening and a nats.js connection, nothing else: what any such process
+// holds) and `watch` (raw kv.watch load of the four buckets). Talks to the bench over IPC.
 
 import Fastify from 'fastify'
 import { connect, type KV, type KvEntry, type QueuedIterator } from 'nats'
-import { pino } from 'pino'
-import { loadConfig } from '../src/config.js'
 import { BUCKETS } from '../src/domain/buckets.js'
-import { startService } from '../src/service.js'
 
-export type ToChild = { type: 'floor', body: string, subject: string } | { type: 'rss' } | { type: 'stop' }
+/** What a process holds (bytes): its RSS, and of it the V8 heap's used and committed bytes and the memory outside it. */
+export interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number }
+export type ToChild = { type: 'floor', body: string, headers: Record<string, string>, subject: string } | { type: 'rss' } | { type: 'stop' }
 export type FromChild =
-  | { type: 'ready', coldMs: number, url: string, rss: number, heapUsed: number }
+  | ({ type: 'ready', coldMs: number, url: string } & Memory)
   | { type: 'floor', url: string }
-  | { type: 'watched', ms: number, entries: number, valueBytes: number }
-  | { type: 'rss', rss: number, heapUsed: number }
+  | { type: 'watched', ms: number, entries: number, keyBytes: number, valueBytes: number }
+  | ({ type: 'rss' } & Memory)
+  | ({ type: 'bare' } & Memory)
 
 /** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
 const env = process.env
@@ -24,15 +25,20 @@ function send (msg: FromChild): void {
   process.send?.(msg)
 }
 
-/** RSS once garbage is collected (run with --expose-gc), so that it counts what is kept. */
-async function memory (): Promise<{ rss: number, heapUsed: number }> {
-  const gc = (globalThis as { gc?: () => void }).gc
+/**
+ * RSS once garbage is collected (run with --expose-gc), so that it counts what is kept. The
+ * collection is V8's memory-reducing one (`last-resort`, what its memory reducer does to an idle
+ * process): a plain full collection leaves freed pages pooled and the young generation at its
+ * grown size, which measured the load's garbage as much as what is held (RESULTS.md, findings).
+ */
+async function memory (): Promise<Memory> {
+  const gc = (globalThis as { gc?: (options: object) => void }).gc
   for (let i = 0; i < 3; i++) {
-    gc?.()
+    gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' })
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  const { rss, heapUsed } = process.memoryUsage()
-  return { rss, heapUsed }
+  const { rss, heapUsed, heapTotal, external } = process.memoryUsage()
+  return { rss, heapUsed, heapTotal, external }
 }
 
 function onMessage (fn: (msg: ToChild) => void | Promise<void>): void {
@@ -41,6 +47,8 @@ function onMessage (fn: (msg: ToChild) => void | Promise<void>): void {
 }
 
 async function service (): Promise<void> {
+  // Imported here, not above: the other modes must not hold the service's modules in their RSS.
+  const [{ pino }, { loadConfig }, { startService }] = await Promise.all([import('pino'), import('../src/config.js'), import('../src/service.js')])
   const config = loadConfig({ NATS_URL: env['NATS_URL'], NATS_USER: env['NATS_USER'], NATS_PASSWORD: env['NATS_PASSWORD'], HTTP_PORT: '0', LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn' })
   const started = performance.now()
   const running = await startService({ config, log: pino({ level: config.logLevel }), version: '0.0.0-bench' })
@@ -63,7 +71,7 @@ async function floor (): Promise<void> {
     if (msg.type === 'stop') process.exit(0)
     if (msg.type !== 'floor') return
     const app = Fastify()
-    app.get('/floor', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(msg.body))
+    app.get('/floor', async (_req, reply) => await reply.headers(msg.headers).send(msg.body))
     const url = await app.listen({ host: '127.0.0.1', port: 0 })
     const nc = await connect(natsOptions)
     const bytes = new TextEncoder().encode(msg.body)
@@ -73,11 +81,27 @@ async function floor (): Promise<void> {
   })
 }
 
+async function bare (): Promise<void> {
+  const app = Fastify()
+  app.get('/healthz', async () => ({ ok: true }))
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const nc = await connect(natsOptions)
+  await nc.jetstreamManager()
+  send({ type: 'bare', ...await memory() })
+  onMessage(async (msg) => {
+    if (msg.type === 'stop') {
+      await nc.close()
+      process.exit(0)
+    }
+  })
+}
+
 async function watch (): Promise<void> {
   const started = performance.now()
   const nc = await connect(natsOptions)
   const js = nc.jetstream()
   let entries = 0
+  let keyBytes = 0
   let valueBytes = 0
   await Promise.all(Object.values(BUCKETS).map(async (bucket) => {
     const kv: KV = await js.views.kv(bucket, { bindOnly: true })
@@ -89,6 +113,7 @@ async function watch (): Promise<void> {
       for await (const e of w) {
         if (e.operation !== 'PUT') continue
         entries++
+        keyBytes += Buffer.byteLength(e.key)
         valueBytes += e.value.length
       }
     })()
@@ -96,12 +121,12 @@ async function watch (): Promise<void> {
     w.stop()
     await loop
   }))
-  send({ type: 'watched', ms: performance.now() - started, entries, valueBytes })
+  send({ type: 'watched', ms: performance.now() - started, entries, keyBytes, valueBytes })
   await nc.close()
   process.exit(0)
 }
 
-const modes: Record<string, () => Promise<void>> = { service, floor, watch }
+const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch }
 const mode = modes[process.argv[2] ?? '']
 if (!mode) throw new Error(`serve.ts takes one of ${Object.keys(modes).join(', ')}`)
 await mode()

@@ -2,7 +2,7 @@
 
 export interface Row {
   what: string
-  unit: 'req/s' | 'ms' | 'MB'
+  unit: 'req/s' | 'ms' | 'MB' | 'KB' | 'B'
   /** `higher`: ratio at least; `lower`: ratio at most; `absolute`: the service's figure at most. */
   goal: { higher: number } | { lower: number } | { absolute: number }
   service?: number

@@ -5,7 +5,7 @@
 import { fieldsOf, parseKey, type What } from './buckets.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from './cursor.js'
-import { holdValue, outOfShapeJson, StoredEntry } from './entry.js'
+import { Entries, outOfShapeJson } from './entry.js'
 import { SortedKeys } from './sorted-keys.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
@@ -38,12 +38,14 @@ const SEP = '\u0000'
 
 /** An entry's value in one index: the field itself, or the fields joined (no array per entry for one). */
 function indexValue (fields: readonly string[], positions: readonly number[]): string {
-  return positions.length === 1 ? fields[positions[0] as number] as string : positions.map((p) => fields[p]).join(SEP)
+  if (positions.length === 1) return fields[positions[0] as number] as string
+  if (positions.length === 2) return `${fields[positions[0] as number] as string}${SEP}${fields[positions[1] as number] as string}`
+  return positions.map((p) => fields[p]).join(SEP)
 }
 
 /** One generation of a bucket's contents (a re-created bucket starts a new one). */
 export class Contents {
-  readonly entries = new Map<string, StoredEntry>()
+  readonly entries: Entries
   readonly outOfShape = new Map<string, OutOfShapeEntry>()
   /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
   readonly deletions = new Map<string, number>()
@@ -61,6 +63,7 @@ export class Contents {
   private readonly indexes = new Map<readonly number[], Map<string, SortedKeys>>()
 
   constructor (readonly what: What, readonly created: string) {
+    this.entries = new Entries(what)
     this.generation = generationOf(created)
   }
 
@@ -70,7 +73,7 @@ export class Contents {
 
   /** The revision of a key's latest change, whether it put or deleted it. */
   readonly current = (key: string): number | undefined =>
-    this.entries.get(key)?.revision ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
+    this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: Change): void {
@@ -89,15 +92,8 @@ export class Contents {
   private change (key: string, revision: number, put: boolean, e: Change): void {
     // A key's shape, fields and places in the indexes follow from the key alone: a key seen before
     // keeps them, and only a new or a removed key changes the indexes' members.
-    const old = this.entries.get(key)
-    if (old !== undefined) {
-      if (put) {
-        this.entries.set(key, new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime()))
-        if (this.indexed) this.index(old.fields, revision)
-      } else {
-        this.entries.delete(key)
-        if (this.indexed) this.index(old.fields, revision, (set) => set.delete(key))
-      }
+    if (put ? this.entries.update(key, revision, e.value, e.created.getTime()) : this.entries.delete(key)) {
+      if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
       return
     }
     const odd = this.outOfShape.get(key)
@@ -111,7 +107,7 @@ export class Contents {
       this.changeOutOfShape(key, revision, put, parsed.reason)
       return
     }
-    this.entries.set(key, new StoredEntry(this.what, key, revision, holdValue(e.value), e.created.getTime()))
+    this.entries.add(key, revision, e.value, e.created.getTime())
     if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key))
   }
 
@@ -164,20 +160,22 @@ export class Contents {
     const sorted = [...this.entries.keys()].sort()
     // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
     const fields = sorted.map((key) => fieldsOf(this.what, key))
+    const revisions = sorted.map((key) => this.entries.revision(key) as number)
     for (const positions of INDEXES[this.what]) {
-      const lists = new Map<string, string[]>()
-      for (let i = 0; i < sorted.length; i++) {
-        const key = sorted[i] as string
-        const value = indexValue(fields[i] as string[], positions)
-        const list = lists.get(value)
-        if (list) list.push(key)
-        else lists.set(value, [key])
-      }
       const byValue = new Map<string, SortedKeys>()
-      for (const [value, keys] of lists) {
-        const set = new SortedKeys(keys)
-        for (const key of keys) set.revision = Math.max(set.revision, (this.entries.get(key) as StoredEntry).revision)
-        byValue.set(value, set)
+      // Keys in order come in runs of one value (one node's keys, one module's): the set of the key
+      // before is most often this key's too.
+      let last = ''
+      let set: SortedKeys | undefined
+      for (let i = 0; i < sorted.length; i++) {
+        const value = indexValue(fields[i] as string[], positions)
+        if (set === undefined || value !== last) {
+          set = byValue.get(value)
+          if (!set) byValue.set(value, (set = new SortedKeys()))
+          last = value
+        }
+        set.push(sorted[i] as string)
+        set.revision = Math.max(set.revision, revisions[i] as number)
       }
       this.indexes.set(positions, byValue)
     }

@@ -38,6 +38,11 @@ export class SortedKeys {
     return lo
   }
 
+  /** Adds a key greater than every key held: how a set is filled in order. */
+  push (key: string): void {
+    this.keys.push(key)
+  }
+
   add (key: string): void {
     const at = this.lowerBound(key)
     if (this.keys[at] !== key) this.keys.splice(at, 0, key)

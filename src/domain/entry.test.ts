@@ -1,0 +1,57 @@
+import fc from 'fast-check'
+import { expect, test } from 'vitest'
+import { Entries } from './entry.js'
+
+const utf8 = new TextEncoder()
+const updated = Date.UTC(2026, 10, 29, 9, 40)
+
+function put (entries: Entries, key: string, revision: number, value: Uint8Array, at = updated): void {
+  if (!entries.update(key, revision, value, at)) entries.add(key, revision, value, at)
+}
+
+test('entries answer the last value, revision and time put under each key, through slot reuse and compaction', () => {
+  const op = fc.record({ key: fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'n2.b'), value: fc.option(fc.json({ maxDepth: 2 }), { nil: undefined }) })
+  fc.assert(fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+    const entries = new Entries('applied')
+    const model = new Map<string, { value: string, revision: number }>()
+    ops.forEach(({ key, value }, i) => {
+      if (value === undefined) {
+        expect(entries.delete(key)).toBe(model.delete(key))
+        return
+      }
+      // Answered on the way: a kept JSON must follow the next put.
+      entries.get(key)?.json // eslint-disable-line @typescript-eslint/no-unused-expressions
+      put(entries, key, i + 1, utf8.encode(value), updated + i)
+      model.set(key, { value, revision: i + 1 })
+    })
+    expect(new Set(entries.keys())).toEqual(new Set(model.keys()))
+    for (const [key, { value, revision }] of model) {
+      const e = entries.get(key)
+      expect(JSON.parse(e?.json as string)).toMatchObject({ key, value: JSON.parse(value), revision, updated: new Date(updated + revision - 1).toISOString() })
+      expect(e?.bytes).toBe(Buffer.byteLength(e?.json as string))
+      expect(entries.revision(key)).toBe(revision)
+    }
+  }))
+})
+
+test('values kept as bytes: compaction keeps every live value whole while updates leave old bytes behind', () => {
+  const entries = new Entries('registry')
+  const value = (k: number): string => JSON.stringify({ k, pad: 'x'.repeat(k % 50) })
+  for (let k = 0; k < 100; k++) put(entries, `k${k}`, k + 1, utf8.encode(value(k)))
+  // One busy key writes many times the buffer's size: the values put once must outlive its compactions.
+  for (let i = 0; i < 20_000; i++) put(entries, 'busy', 101 + i, utf8.encode(JSON.stringify({ i, pad: 'y'.repeat(i % 50) })))
+  for (let k = 0; k < 100; k++) expect(JSON.parse(entries.get(`k${k}`)?.json as string)).toMatchObject({ value: JSON.parse(value(k)), revision: k + 1 })
+  expect(JSON.parse(entries.get('busy')?.json as string)).toMatchObject({ value: { i: 19_999 } })
+})
+
+test('a value that is not JSON or not UTF-8 is answered raw with the problem, every time it is asked', () => {
+  const entries = new Entries('registry')
+  put(entries, 'text', 1, utf8.encode('not json'))
+  put(entries, 'bin', 2, new Uint8Array([0xff]))
+  put(entries, 'empty', 3, new Uint8Array())
+  for (let i = 0; i < 2; i++) {
+    expect(JSON.parse(entries.get('text')?.json as string)).toMatchObject({ raw: 'not json', problem: expect.stringMatching(/not JSON/) })
+    expect(JSON.parse(entries.get('bin')?.json as string)).toMatchObject({ rawBase64: '/w==', problem: expect.stringMatching(/not UTF-8/) })
+    expect(JSON.parse(entries.get('empty')?.json as string)).toMatchObject({ raw: '', problem: expect.stringMatching(/empty/) })
+  }
+})
