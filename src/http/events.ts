@@ -17,7 +17,7 @@ import type { Views } from '../domain/views.js'
 import type { Metrics } from '../metrics.js'
 import { stillAdmitted, type Admission } from './access.js'
 import { replyError } from './errors.js'
-import { judgedByTheDomain, sentSerialized } from './schemas.js'
+import { judgedByTheDomain } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 import type { Token } from './tokens.js'
 
@@ -416,7 +416,6 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   for (const what of WHATS) {
     app.get(`/v1/${what}/events`, {
       validatorCompiler: judgedByTheDomain,
-      serializerCompiler: sentSerialized,
       schema: {
         tags: ['provisioning'],
         operationId: `follow${what[0]?.toUpperCase()}${what.slice(1)}`,

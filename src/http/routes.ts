@@ -11,7 +11,7 @@ import { readParameters, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
-import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf, sentSerialized } from './schemas.js'
+import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
 import { readWait } from './wait.js'
 
 export interface RouteDeps {
@@ -55,7 +55,6 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
     const url = `/v1/${what}`
     app.get(url, {
       validatorCompiler: judgedByTheDomain,
-      serializerCompiler: sentSerialized,
       schema: {
         tags: ['provisioning'],
         operationId: `list${what[0]?.toUpperCase()}${what.slice(1)}`,
@@ -111,7 +110,6 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
   const about = ONE_ENTRY[what]
   app.get(url, {
     validatorCompiler: judgedByTheDomain,
-    serializerCompiler: sentSerialized,
     schema: {
       tags: ['provisioning'],
       operationId: about.operationId,
