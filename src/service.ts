@@ -61,14 +61,17 @@ export class StartError extends Error {
   }
 }
 
-/** How often the start looks whether every view is settled before serving the verb. */
-const SETTLED_POLL_MS = 50
-
-/** Resolves once every view is live or its bucket known missing. */
+/** Resolves once every view is live or its bucket known missing: at the state signal that makes it so. */
 async function settled (views: Views): Promise<void> {
-  while (!Object.values(views.status()).every((s) => s.state === 'live' || s.state === 'absent')) {
-    await new Promise((resolve) => setTimeout(resolve, SETTLED_POLL_MS))
-  }
+  const isSettled = (): boolean => Object.values(views.status()).every((s) => s.state === 'live' || s.state === 'absent')
+  if (isSettled()) return
+  await new Promise<void>((resolve) => {
+    const stops = Object.values(views.byWhat).map((view) => view.listen((signal) => {
+      if (signal !== 'state' || !isSettled()) return
+      for (const stop of stops) stop()
+      resolve()
+    }))
+  })
 }
 
 async function listen (app: FastifyInstance, http: Config['http']): Promise<string> {

@@ -14,7 +14,8 @@ export type What = keyof typeof BUCKETS
 export const WHATS = Object.keys(BUCKETS) as What[]
 
 /** A key token: one or more of A-Z a-z 0-9 _ - / = (SPEC §2). */
-export const TOKEN_PATTERN = '^[A-Za-z0-9_\\-/=]+$'
+const TOKEN_SOURCE = '[A-Za-z0-9_\\-/=]+'
+export const TOKEN_PATTERN = `^${TOKEN_SOURCE}$`
 const TOKEN = new RegExp(TOKEN_PATTERN)
 
 /** The name of each field of a bucket's key, in token order. */
@@ -44,6 +45,15 @@ export function shapeOf (what: What): string {
 /** A key read into its field values, in the order of FIELDS[what] (collections decoded). */
 const SHAPE_LEAD = Object.fromEntries(WHATS.map((w) => [w, `${w} keys are ${shapeOf(w)}`])) as Record<What, string>
 
+/**
+ * A whole key of each bucket's shape, every token well formed: the usual key is read with this one
+ * test instead of one per token (a view reads each key twice while it loads: ~40 ms at 300k keys).
+ */
+const WELL_FORMED = Object.fromEntries(WHATS.map((w) => [w, new RegExp(`^${TOKEN_SOURCE}(?:\\.${TOKEN_SOURCE}){${FIELDS[w].length - 1}}$`)])) as Record<What, RegExp>
+
+/** Buckets whose keys have no field to decode: a well-formed key's tokens are its values. */
+const UNDECODED = new Set(WHATS.filter((w) => !FIELDS[w].some(isDecoded)))
+
 export type ParsedKey =
   | { ok: true, values: string[] }
   | { ok: false, reason: string }
@@ -52,6 +62,7 @@ export type ParsedKey =
 export function parseKey (what: What, key: string): ParsedKey {
   const names = FIELDS[what]
   const tokens = key.split('.')
+  if (UNDECODED.has(what) && WELL_FORMED[what].test(key)) return { ok: true, values: tokens }
   const lead = SHAPE_LEAD[what]
   if (tokens.length !== names.length) {
     return { ok: false, reason: `${lead}: this one has ${tokens.length} token${tokens.length === 1 ? '' : 's'}` }

@@ -21,7 +21,7 @@ function held (ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /** Answers 304 when the client holds `etag`; otherwise sends what `build` makes, tagged. */
-export function sendAnswer (request: FastifyRequest, reply: FastifyReply, etag: string, build: () => string): FastifyReply {
+export function sendAnswer (request: FastifyRequest, reply: FastifyReply, etag: string, build: () => string | Buffer): FastifyReply {
   reply.header('etag', etag).header('cache-control', 'no-cache')
   if (held(request.headers['if-none-match'], etag)) {
     request.outcome = 'not_modified'

@@ -15,7 +15,7 @@ import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMeth
 import { registerEvents, type EventsOptions } from './events.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
-import { SHARED_SCHEMAS, type VerbState } from './schemas.js'
+import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
 
@@ -85,6 +85,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     }
   })
   app.decorateRequest('outcome', 'ok')
+  app.setSerializerCompiler(plainJson)
 
   // Every route here only reads: any other method on a known path is 405 rather than 404.
   const readOnly: RegExp[] = []

@@ -2,8 +2,7 @@
 // page (@fastify/swagger-ui, its assets served from the installed package, nothing fetched outside).
 
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { LICENSE } from '../version.js'
 
 interface Parameter { in: string, example?: unknown, schema?: object }
@@ -58,10 +57,41 @@ export async function registerDocs (app: FastifyInstance, version: string): Prom
     // Shared schemas keep their $id as their component name rather than def-0, def-1...
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` }
   })
-  await app.register(swaggerUi, {
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  // The Swagger UI is built on the first request for it: registered at start, its plugin, static
+  // file server and their modules held ~1.8 MB in every process, most of which never serve a page.
+  let ui: Promise<FastifyInstance> | undefined
+  const serveUi = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    ui ??= swaggerUi(app)
+    const answer = await (await ui).inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers: request.headers })
+    if (answer.statusCode === 404) {
+      reply.callNotFound()
+      return reply
+    }
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(name)) reply.header(name, value)
+    }
+    return reply.code(answer.statusCode).send(answer.rawPayload)
+  }
+  app.get('/docs', { schema: { hide: true } }, serveUi)
+  app.get('/docs/*', { schema: { hide: true } }, serveUi)
+}
+
+/** Headers of the UI's own answer that belong to its connection, not to the page. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date', 'content-length'])
+
+/** A fastify serving only the Swagger UI at /docs, reading the document of `app`. */
+async function swaggerUi (app: FastifyInstance): Promise<FastifyInstance> {
+  const { default: plugin } = await import('@fastify/swagger-ui')
+  const ui = Fastify()
+  // The UI reads the document through @fastify/swagger: here, the one `app` generates, as it is.
+  await ui.register(swagger, { transformObject: () => app.swagger() })
+  await ui.register(plugin, {
     routePrefix: '/docs',
     validatorUrl: false,
     uiConfig: { tryItOutEnabled: false, displayOperationId: false }
   })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  await ui.ready()
+  return ui
 }

@@ -2,9 +2,14 @@
 // refusals (a method the gateway does not take, a body too large, headers too large...) with codes
 // of their own, fastify's and Node's refusals read into them, all in the same error body.
 
-import http from 'node:http'
+import type http from 'node:http'
+import { createRequire } from 'node:module'
 import type { FastifyError, FastifyReply } from 'fastify'
 import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/errors.js'
+
+// Required, not imported: an ESM import of node:http reads every export, and its lazy WebSocket
+// getters load Node's bundled undici, ~3 MB held by a process that never uses it (bench/RESULTS.md).
+const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof http
 
 /** Refusals only HTTP makes: methods, sizes and timeouts are the transport's, never the domain's. */
 export const HTTP_ONLY_CODES = ['METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE'] as const
@@ -74,7 +79,7 @@ export function clientRefusal (err: { code?: string }): Refusal {
 export function rawResponse (refusal: Refusal): string {
   const body = errorText(refusal)
   const status = HTTP_STATUS[refusal.code]
-  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
 }
 
 /** The most of a path a refusal quotes: enough to recognise it, never the whole of a long one. */
