@@ -1,6 +1,8 @@
 // A sorted set of keys in code-unit order: what every answer pages through. Reads are binary
 // searches over a contiguous array; an update costs one memmove.
 
+import { partitionPoint } from './partition.js'
+
 export class SortedKeys {
   private readonly keys: string[]
   /** The last revision that put or deleted a key of this set (an answer narrowed to it moves with it). */
@@ -17,25 +19,11 @@ export class SortedKeys {
 
   /** The position of the first key greater than `key` (the start of the page after it). */
   upperBound (key: string): number {
-    let lo = 0
-    let hi = this.keys.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if ((this.keys[mid] as string) <= key) lo = mid + 1
-      else hi = mid
-    }
-    return lo
+    return partitionPoint(this.keys, (k) => k <= key)
   }
 
   private lowerBound (key: string): number {
-    let lo = 0
-    let hi = this.keys.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if ((this.keys[mid] as string) < key) lo = mid + 1
-      else hi = mid
-    }
-    return lo
+    return partitionPoint(this.keys, (k) => k < key)
   }
 
   /** Adds a key greater than every key held: how a set is filled in order. */
