@@ -5,7 +5,7 @@ import { pino } from 'pino'
 import { beforeAll, expect, it } from 'vitest'
 import type { NatsConnection } from 'nats'
 import { startBus, type Bus } from '../src/bus/service.js'
-import type { Provisioning } from '../src/domain/provisioning.js'
+import { Answer, type Provisioning } from '../src/domain/provisioning.js'
 import type { Views } from '../src/domain/views.js'
 import { createMetrics } from '../src/metrics.js'
 import { suiteFixture } from './support/service.js'
@@ -23,7 +23,7 @@ beforeAll(async () => {
   const flaky = {
     ask: () => {
       if (++calls === 1) throw new Error('view index broken')
-      return { json: '{"what":"registry"}', version: 'v' }
+      return new Answer('{"what":"registry"}', 'v')
     }
   } as unknown as Provisioning
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })

@@ -13,11 +13,24 @@ import type { ViewSignal } from './bucket-follower.js'
 import type { Views } from './views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
-export interface Answer {
-  /** The answer document, serialized: everything a client reads is in here. */
-  json: string
-  /** The state it was built from (see Provisioning.version). */
-  version: string
+export class Answer {
+  private encoded: Buffer | undefined
+
+  constructor (
+    /** The answer document, serialized: everything a client reads is in here. */
+    readonly json: string,
+    /** The state it was built from (see Provisioning.version). */
+    readonly version: string
+  ) {}
+
+  /**
+   * Its UTF-8 bytes, encoded once: a repeated question on a quiet bucket gets the same answer from
+   * the cache, and encoding 13 KB on every request was a fifth to a third of either face's time.
+   */
+  get bytes (): Buffer {
+    this.encoded ??= Buffer.from(this.json)
+    return this.encoded
+  }
 }
 
 export interface AskOptions {
@@ -221,7 +234,7 @@ export function createProvisioning (views: Views): Provisioning {
     const json = query.since === undefined
       ? list(head, n, revision, after, limit, budget)
       : since(head, n, query.since.revision, limit, budget)
-    const answer = { json, version }
+    const answer = new Answer(json, version)
     cache.set(key, version, answer, json.length)
     return answer
   }
