@@ -61,19 +61,6 @@ export class StartError extends Error {
   }
 }
 
-/** Resolves once every view is live or its bucket known missing: at the state signal that makes it so. */
-async function settled (views: Views): Promise<void> {
-  const isSettled = (): boolean => Object.values(views.status()).every((s) => s.state === 'live' || s.state === 'absent')
-  if (isSettled()) return
-  await new Promise<void>((resolve) => {
-    const stops = Object.values(views.byWhat).map((view) => view.listen((signal) => {
-      if (signal !== 'state' || !isSettled()) return
-      for (const stop of stops) stop()
-      resolve()
-    }))
-  })
-}
-
 async function listen (app: FastifyInstance, http: Config['http']): Promise<string> {
   try {
     return await app.listen({ host: http.host, port: http.port })
@@ -158,7 +145,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     opened.push(async () => await app.close())
     const url = await listen(app, config.http)
     log.info({ url }, 'gateway listening; the verb is served once every view is read')
-    await settled(views)
+    await views.untilSettled()
     const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
     verb = () => bus.serving() ? 'serving' : 'down'
     log.info({ url, subject: config.subject }, 'mesh-provisioner serving')

@@ -12,6 +12,10 @@ export interface Views {
   /** True while the NATS connection is up. */
   connected (): boolean
   status (): Record<What, ViewStatus>
+  /** Every view read whole (live) or its bucket known absent: the instance can answer every question. */
+  settled (): boolean
+  /** Resolves at the first state signal after which every view is settled (at once if they are). */
+  untilSettled (): Promise<void>
   stop (): Promise<void>
 }
 
@@ -46,10 +50,23 @@ export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions):
     }
   })()
   for (const view of all) view.start()
+  const status = (): Record<What, ViewStatus> => Object.fromEntries(WHATS.map((w) => [w, byWhat[w].status()])) as Record<What, ViewStatus>
+  const settled = (): boolean => Object.values(status()).every((s) => s.state === 'live' || s.state === 'absent')
   return {
     byWhat,
     connected: () => connected,
-    status: () => Object.fromEntries(WHATS.map((w) => [w, byWhat[w].status()])) as Record<What, ViewStatus>,
+    status,
+    settled,
+    untilSettled: async () => {
+      if (settled()) return
+      await new Promise<void>((resolve) => {
+        const stops = all.map((view) => view.listen((signal) => {
+          if (signal !== 'state' || !settled()) return
+          for (const stop of stops) stop()
+          resolve()
+        }))
+      })
+    },
     stop: async () => {
       await Promise.all(all.map((v) => v.stop()))
     }

@@ -20,9 +20,8 @@ export interface OperationsDeps {
 export function readiness ({ views, writer, verb }: Pick<OperationsDeps, 'views' | 'writer' | 'verb'>): Static<typeof Readiness> {
   const buckets = views.status()
   const connected = views.connected()
-  const settled = Object.values(buckets).every((s) => s.state === 'live' || s.state === 'absent')
   const served = verb()
-  return { ready: connected && settled && served === 'serving', connected, verb: served, buckets, registryWriter: writer.last ?? null }
+  return { ready: connected && views.settled() && served === 'serving', connected, verb: served, buckets, registryWriter: writer.last ?? null }
 }
 
 /** What even a probe can meet: a request the gateway cannot read. */
