@@ -8,7 +8,7 @@ import { formatCursor, type Cursor } from './cursor.js'
 import { ProvisionerError } from './errors.js'
 import type { Query } from './request.js'
 import { entryHead, type StoredEntry } from './entry.js'
-import type { Contents } from './contents.js'
+import type { Contents, OutOfShapeEntry } from './contents.js'
 import type { ViewSignal } from './bucket-follower.js'
 import type { Views } from './views.js'
 
@@ -91,6 +91,8 @@ export interface Provisioning {
    * first page's cursor complete a snapshot taken over several pages while the bucket moves.
    */
   snapshot (query: Query, after: string | undefined, limit: number): Snapshot
+  /** How many entries `query` keeps now, and whether the view is stale: what an event stream's `synced` says. */
+  count (query: Query): { total: number, stale: boolean }
   /**
    * Waits a moment for this instance to reach the revision of `query.since` when another instance
    * gave the cursor and this one has not read as far yet; the question then refuses or answers.
@@ -156,14 +158,29 @@ function deletedJson (what: What, key: string, revision: number): string {
   return `${head},"revision":${revision}}`
 }
 
+/** The out-of-shape keys the filter keeps, sorted by key. */
+function * oddKept (contents: Contents, n: Narrowing): Generator<OutOfShapeEntry> {
+  const odd = contents.oddKeys
+  for (let i = 0; i < odd.size; i++) {
+    const o = contents.outOfShape.get(odd.at(i) as string)
+    if (o !== undefined && n.keepsTokens(o.tokens)) yield o
+  }
+}
+
+/** How many entries the filter keeps: the narrowest set's size when every key in it matches. */
+function countOf (contents: Contents, n: Narrowing): number {
+  const { set, exact } = contents.candidates(n.positions)
+  if (exact) return set.size
+  let total = 0
+  for (let i = 0; i < set.size; i++) if (n.matches((contents.entries.get(set.at(i) as string) as StoredEntry).fields)) total++
+  return total
+}
+
 function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json: string, bytes: number, omitted: number } {
   const parts: string[] = []
   let bytes = 0
   let omitted = 0
-  const odd = contents.oddKeys
-  for (let i = 0; i < odd.size; i++) {
-    const o = contents.outOfShape.get(odd.at(i) as string)
-    if (!o || !n.keepsTokens(o.tokens)) continue
+  for (const o of oddKept(contents, n)) {
     if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
       parts.push(o.json)
       bytes += o.bytes + 1
@@ -325,7 +342,6 @@ export function createProvisioning (views: Views): Provisioning {
       const n = narrowing(query.what, query.filter)
       const { set, exact } = contents.candidates(n.positions)
       const entries: string[] = []
-      let total = 0
       let next: string | undefined
       let last = after
       for (let i = exact && after !== undefined ? set.upperBound(after) : 0; i < set.size; i++) {
@@ -339,12 +355,12 @@ export function createProvisioning (views: Views): Provisioning {
         entries.push(e.json)
         last = e.key
       }
-      if (exact) total = set.size
-      else for (let i = 0; i < set.size; i++) if (n.matches((contents.entries.get(set.at(i) as string) as StoredEntry).fields)) total++
-      const outOfShape = after === undefined
-        ? [...contents.outOfShape.values()].filter((o) => n.keepsTokens(o.tokens)).sort((a, b) => (a.key < b.key ? -1 : 1)).map((o) => o.json)
-        : []
-      return { entries, outOfShape, total, ...(next === undefined ? {} : { next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
+      const outOfShape = after === undefined ? [...oddKept(contents, n)].map((o) => o.json) : []
+      return { entries, outOfShape, total: countOf(contents, n), ...(next === undefined ? {} : { next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
+    },
+    count (query) {
+      const { contents, stale } = read(query)
+      return { total: countOf(contents, narrowing(query.what, query.filter)), stale }
     },
     async settle (query, ms = SETTLE_MS) {
       if (query.since !== undefined) await views.byWhat[query.what].reach(query.since.revision, ms)
@@ -353,7 +369,8 @@ export function createProvisioning (views: Views): Provisioning {
     async changed (query, ms, signal) {
       const shows = (): boolean => {
         try {
-          return [...changesAfter(read(query).contents, query.what, narrowing(query.what, query.filter), query.since.revision)].length > 0
+          // The first change is enough: none is serialized beyond it.
+          return changesAfter(read(query).contents, query.what, narrowing(query.what, query.filter), query.since.revision).next().done !== true
         } catch {
           return true // a refusal is news too: the question is asked again and answers it
         }

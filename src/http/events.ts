@@ -260,7 +260,7 @@ class Follower {
     const batch = provisioning.changes(query, PAGE)
     let next = parseCursor(batch.cursor)
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
-    const synced = !batch.more && this.syncing ? provisioning.snapshot(this.query, undefined, 0) : undefined
+    const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
     const view = this.deps.views.byWhat[this.query.what].status()
     // Every change the view holds has been looked at: the next look starts after them, so that
     // writes the filter leaves out are not read again and again by a narrow stream.
