@@ -2,14 +2,14 @@
 // out of shape, and the indexes a narrowed question reads, before and after the snapshot is in.
 
 import { describe, expect, test } from 'vitest'
-import { Contents, type Change } from './contents.js'
+import { Contents, type KvChange } from './contents.js'
 import type { SortedKeys } from './sorted-keys.js'
 
 const created = new Date(Date.UTC(2026, 10, 29, 9, 40))
 
 function feeder (c: Contents) {
   let revision = 0
-  return (key: string, value = '{}', operation: Change['operation'] = 'PUT'): number => {
+  return (key: string, value = '{}', operation: KvChange['operation'] = 'PUT'): number => {
     c.apply({ key, value: new TextEncoder().encode(value), revision: ++revision, created, operation })
     return revision
   }

@@ -9,7 +9,7 @@ import { Entries, outOfShapeJson } from './entry.js'
 import { SortedKeys } from './sorted-keys.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
-export interface Change {
+export interface KvChange {
   key: string
   revision: number
   operation: 'PUT' | 'DEL' | 'PURGE'
@@ -76,7 +76,7 @@ export class Contents {
     this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
-  apply (e: Change): void {
+  apply (e: KvChange): void {
     const revision = e.revision
     if (revision <= this.revision) return
     this.revision = revision
@@ -89,7 +89,7 @@ export class Contents {
     this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.current)
   }
 
-  private change (key: string, revision: number, put: boolean, e: Change): void {
+  private change (key: string, revision: number, put: boolean, e: KvChange): void {
     // A key's shape, fields and places in the indexes follow from the key alone: a key seen before
     // keeps them, and only a new or a removed key changes the indexes' members.
     if (put ? this.entries.update(key, revision, e.value, e.created.getTime()) : this.entries.delete(key)) {
