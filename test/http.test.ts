@@ -172,7 +172,7 @@ describe('refusals: status and body', () => {
 })
 
 describe('caching', () => {
-  it('answers carry a strong ETag and no-cache; If-None-Match gets 304 until the bucket changes', async () => {
+  it('answers carry a strong ETag and no-cache; If-None-Match gets 304 until the answer changes, not when another node does', async () => {
     const path = '/v1/needs?node=novox&module=gitea'
     const first = await get(path)
     const etag = first.headers['etag'] as string
@@ -186,6 +186,11 @@ describe('caching', () => {
     expect((await get(path, { 'if-none-match': '"other"' })).status).toBe(200)
 
     const kv = await nc.jetstream().views.kv('mesh-provisioner_needs')
+    // A write on another node leaves this answer, and so its ETag, alone (SPEC §5, §8).
+    const elsewhere = await kv.put('shanks.mail.dir.elsewhere', '{}')
+    await vi.waitFor(() => expect(running.views.status().needs.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
+    expect((await get(path, { 'if-none-match': etag })).status).toBe(304)
+
     await kv.put('novox.gitea.dir.data', JSON.stringify({ path: '/var/lib/gitea' }))
     const changed = await vi.waitFor(async () => {
       const got = await get(path, { 'if-none-match': etag })
