@@ -101,7 +101,7 @@ function servers (value: string): string[] {
 }
 
 /** SPEC §9: 127.0.0.0/8, ::1 and localhost; anything else reaches beyond the machine. */
-export function isLoopback (host: string): boolean {
+function isLoopback (host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
   if (bare === 'localhost' || bare === '::1') return true
   const v4 = bare.replace(/^::ffff:/, '')

@@ -3,7 +3,7 @@
 
 import { pino, type DestinationStream, type Logger } from 'pino'
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
   'access_token', '*.access_token', 'query.access_token', '*.query.access_token',
   'pass', '*.pass', 'password', '*.password',

@@ -50,7 +50,7 @@ function shown (value: unknown): string {
  * Go's zero values: a client that marshals a struct without `omitempty` sends every field, the
  * ones it means nothing by as `""`, `null` or `0`, and those count as not given (SPEC §4).
  */
-export function isZeroValue (value: unknown): boolean {
+function isZeroValue (value: unknown): boolean {
   return value === '' || value === null || value === 0
 }
 

@@ -22,7 +22,7 @@ declare module 'fastify' {
   }
 }
 
-export const REALM = 'mesh-provisioner'
+const REALM = 'mesh-provisioner'
 
 export interface Admission {
   sha256: string

@@ -12,7 +12,7 @@ import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } fro
 const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof http
 
 /** Refusals only HTTP makes: methods, sizes and timeouts are the transport's, never the domain's. */
-export const HTTP_ONLY_CODES = ['METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE'] as const
+const HTTP_ONLY_CODES = ['METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE'] as const
 export type HttpCode = ErrorCode | (typeof HTTP_ONLY_CODES)[number]
 /** Every code the gateway's error body may carry. */
 export const HTTP_CODES: readonly HttpCode[] = [...ERROR_CODES, ...HTTP_ONLY_CODES]
@@ -47,7 +47,7 @@ export interface Refusal {
 }
 
 /** The error body's JSON text. */
-export function errorText ({ code, message, field }: Refusal): string {
+function errorText ({ code, message, field }: Refusal): string {
   return JSON.stringify({ error: { code, message, ...(field === undefined ? {} : { field }) } })
 }
 

@@ -290,7 +290,7 @@ const NOT_HERE = ['after', 'limit', 'since', 'wait']
  * question it follows and the cursor it resumes from; the header wins over `lastEventId`.
  * `access_token` is the transport's (access.ts reads it) and is not a filter.
  */
-export function readStream (what: What, parameters: Record<string, unknown>, header: unknown): { query: Query, resume: string | undefined } {
+function readStream (what: What, parameters: Record<string, unknown>, header: unknown): { query: Query, resume: string | undefined } {
   const where = `GET /v1/${what}/events`
   const takes = [...NARROWED_BY[what], ...STREAM_PARAMETERS]
   const { lastEventId, access_token: _token, ...filters } = parameters
