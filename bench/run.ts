@@ -25,6 +25,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     streams: { type: 'string' },
     results: { type: 'string' },
+    only: { type: 'string' },
     'service-user': { type: 'string', default: 'mesh-provisioner' }
   }
 })
@@ -34,7 +35,13 @@ const seconds = Number(args.seconds ?? (smallRun ? 1 : 5))
 const rounds = Number(args.rounds ?? (smallRun ? 1 : 3))
 /** Event streams open at once on one node's filter (HTTP_MAX_STREAMS allows 1000 by default). */
 const streamCount = Number(args.streams ?? (smallRun ? 20 : 1000))
-const results = args.results ?? (smallRun ? undefined : 'bench/RESULTS.md')
+/** Which groups of rows to measure (`--only cold,memory`): a focused run while working on one goal. */
+const GROUPS = ['http', 'bus', 'latency', 'cold', 'scale', 'since', 'visible', 'streams', 'memory'] as const
+const only = new Set(args.only?.split(',') ?? GROUPS)
+for (const g of only) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only takes groups among ${GROUPS.join(', ')}; not ${g}`)
+const measures = (group: typeof GROUPS[number]): boolean => only.has(group)
+// A focused run does not rewrite the page of full runs.
+const results = args.results ?? (smallRun || args.only !== undefined ? undefined : 'bench/RESULTS.md')
 /** Who the service signs in as: its least-privilege user, or admin to measure the code without the grants' cost. */
 const serviceUser = args['service-user'] === 'admin' ? 'admin' : 'mesh-provisioner'
 const IN_FLIGHT = 64
@@ -229,33 +236,30 @@ async function main (): Promise<void> {
     floor.send({ type: 'floor', body: answer, headers: gateway.headers, subject: FLOOR_SUBJECT })
     const floorUrl = (await floor.next('floor')).url
     const what = `HTTP: needs of one node and module (${entries} entries, ${Buffer.byteLength(answer)} B), req/s, ${IN_FLIGHT} connections; floor: bare fastify answering the same bytes, headers included`
-    if (gateway.status === 200) {
-      if (gateway.body !== answer) throw new Error(`the gateway answers other bytes than the verb: ${gateway.body.slice(0, 300)}`)
+    if (gateway.status !== 200 || gateway.body !== answer) throw new Error(`GET ${needsPath} answers ${gateway.status}, other bytes than the verb: ${gateway.body.slice(0, 300)}`)
+    if (measures('http')) {
       log('HTTP throughput')
       const [service, bare] = await alternate(() => httpLoad(`${svcSmall.ready.url}${needsPath}`), () => httpLoad(`${floorUrl}/floor`))
       rows.push({ what, service, floor: bare, unit: 'req/s', goal: { higher: 0.8 } })
-    } else {
-      rows.push({ what, missing: `GET ${needsPath} answers ${gateway.status}: the gateway does not serve it yet`, unit: 'req/s', goal: { higher: 0.8 } })
     }
 
-    log('bus throughput')
-    const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload), () => busRate(small, FLOOR_SUBJECT, payload))
-    rows.push({ what: `bus: the same question, req/s, ${IN_FLIGHT} in flight`, service: busService, floor: busFloor, unit: 'req/s', goal: { higher: 0.9 } })
+    if (measures('bus')) {
+      log('bus throughput')
+      const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload), () => busRate(small, FLOOR_SUBJECT, payload))
+      rows.push({ what: `bus: the same question, req/s, ${IN_FLIGHT} in flight`, service: busService, floor: busFloor, unit: 'req/s', goal: { higher: 0.9 } })
+    }
 
     const oneKey = keyOf('needs', ONE_NEED)
     // The gateway narrows needs by node, module and kind; limit=1 makes the answer that one need.
     const onePath = `/v1/needs?node=${ONE_NEED.node}&module=${ONE_NEED.module}&kind=${ONE_NEED.kind}&limit=1`
     const one = await httpBody(`${svcSmall.ready.url}${onePath}`)
-    const oneWhat = 'one need over HTTP, p50 latency (ms), one at a time; floor: direct kv.get'
-    if (one.status === 200) {
-      if (!one.body.includes(`"key":"${oneKey}"`)) throw new Error(`GET ${onePath} does not answer ${oneKey}: ${one.body.slice(0, 300)}`)
+    if (one.status !== 200 || !one.body.includes(`"key":"${oneKey}"`)) throw new Error(`GET ${onePath} answers ${one.status}, not ${oneKey}: ${one.body.slice(0, 300)}`)
+    if (measures('latency')) {
       log('one need latency')
       const kv = await ncSmall.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
       const n = smallRun ? 200 : 2000
       const [service, bare] = await alternate(() => p50(() => httpBody(`${svcSmall.ready.url}${onePath}`), n), () => p50(() => kv.get(oneKey), n))
-      rows.push({ what: oneWhat, service, floor: bare, unit: 'ms', goal: { lower: 1.0 } })
-    } else {
-      rows.push({ what: oneWhat, missing: `GET ${onePath} answers ${one.status}: the gateway does not serve it yet`, unit: 'ms', goal: { lower: 1.0 } })
+      rows.push({ what: 'one need over HTTP, p50 latency (ms), one at a time; floor: direct kv.get', service, floor: bare, unit: 'ms', goal: { lower: 1.0 } })
     }
 
     // Started only after the rows above, which measure the small mesh: with a process loaded with the
@@ -268,7 +272,7 @@ async function main (): Promise<void> {
     const rsses: number[] = []
     let watchMs: number[] = []
     let raw = { entries: 0, keyBytes: 0, valueBytes: 0 }
-    for (let r = 0; r < rounds; r++) {
+    for (let r = 0; r < (measures('cold') || measures('memory') ? rounds : 0); r++) {
       // The floor is the transport's own pace, so it loads with no grants to check.
       const watcher = Child.start('serve', ['watch'], adminEnv(large))
       const watched = await watcher.next('watched')
@@ -280,43 +284,52 @@ async function main (): Promise<void> {
       rsses.push(fresh.ready.rss)
       await fresh.child.stop()
     }
-    rows.push({ what: `cold start to ready (ms), ${largeKeys} needs keys; floor: raw kv.watch of the four buckets`, service: median(colds), floor: median(watchMs), unit: 'ms', goal: { lower: 1.3 } })
+    if (measures('cold')) rows.push({ what: `cold start to ready (ms), ${largeKeys} needs keys; floor: raw kv.watch of the four buckets`, service: median(colds), floor: median(watchMs), unit: 'ms', goal: { lower: 1.3 } })
 
-    log('the same question at both sizes')
-    const [atLarge, atSmall] = await alternate(() => busRate(large, SUBJECT, payload), () => busRate(small, SUBJECT, payload))
-    rows.push({ what: `the same question over the bus at ${largeKeys} keys; floor: at ${smallKeys} keys (ratio: time per answer)`, service: atLarge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
+    if (measures('scale')) {
+      log('the same question at both sizes')
+      const [atLarge, atSmall] = await alternate(() => busRate(large, SUBJECT, payload), () => busRate(small, SUBJECT, payload))
+      rows.push({ what: `the same question over the bus at ${largeKeys} keys; floor: at ${smallKeys} keys (ratio: time per answer)`, service: atLarge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
+    }
 
-    log('since: ten changes at both sizes')
-    const [sinceLarge, sinceSmall] = await alternate(async () => busRate(large, SUBJECT, await tenChanges(ncLarge)), async () => busRate(small, SUBJECT, await tenChanges(ncSmall)))
-    rows.push({ what: `since: ten changes of one node at ${largeKeys} keys, uncached; floor: at ${smallKeys} keys (ratio: time per answer)`, service: sinceLarge, floor: sinceSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
+    if (measures('since')) {
+      log('since: ten changes at both sizes')
+      const [sinceLarge, sinceSmall] = await alternate(async () => busRate(large, SUBJECT, await tenChanges(ncLarge)), async () => busRate(small, SUBJECT, await tenChanges(ncSmall)))
+      rows.push({ what: `since: ten changes of one node at ${largeKeys} keys, uncached; floor: at ${smallKeys} keys (ratio: time per answer)`, service: sinceLarge, floor: sinceSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
+    }
 
-    log('put to visible')
-    const visible = await putToVisible(ncLarge, smallRun ? 50 : 500)
-    rows.push({ what: `put → visible in an answer, p99 (ms), ${largeKeys} keys`, service: percentile(visible, 0.99), unit: 'ms', goal: { absolute: 50 } })
+    if (measures('visible')) {
+      log('put to visible')
+      const visible = await putToVisible(ncLarge, smallRun ? 50 : 500)
+      rows.push({ what: `put → visible in an answer, p99 (ms), ${largeKeys} keys`, service: percentile(visible, 0.99), unit: 'ms', goal: { absolute: 50 } })
+    }
 
-    log(`${streamCount} event streams`)
-    rows.push(...await streamRows(ncLarge, svcLarge.child, svcLarge.ready.url))
-
-    // What a process holds before any entry: the service with empty buckets, and a bare fastify
-    // listening beside a nats.js connection, each a fresh process measured the same way.
-    log('RSS with empty buckets')
-    const empty = await NatsServer.start()
-    cleanup.push(() => empty.dispose())
-    const ncEmpty = await empty.connect()
-    await createClientBuckets(ncEmpty)
-    await ncEmpty.close()
-    const [emptyRss, bareRss] = await alternate(async () => {
-      const idle = await startServiceChild(empty)
-      await idle.child.stop()
-      return idle.ready.rss
-    }, async () => {
-      const bare = Child.start('serve', ['bare'], adminEnv(empty))
-      const { rss } = await bare.next('bare')
-      await bare.stop()
-      return rss
-    })
-    rows.push({ what: `bytes held per entry: (RSS loaded − RSS with empty buckets) / entries, ${raw.entries} entries of the four buckets; floor: mean raw bytes of key and value`, service: (median(rsses) - emptyRss) / raw.entries, floor: (raw.keyBytes + raw.valueBytes) / raw.entries, unit: 'B', goal: { lower: 2 } })
-    rows.push({ what: 'RSS with empty buckets (MB); floor: a bare fastify and nats.js process measured the same way', service: emptyRss / 1e6, floor: bareRss / 1e6, unit: 'MB', goal: { lower: 1.3 } })
+    if (measures('streams')) {
+      log(`${streamCount} event streams`)
+      rows.push(...await streamRows(ncLarge, svcLarge.child, svcLarge.ready.url))
+    }
+    if (measures('memory')) {
+      // What a process holds before any entry: the service with empty buckets, and a bare fastify
+      // listening beside a nats.js connection, each a fresh process measured the same way.
+      log('RSS with empty buckets')
+      const empty = await NatsServer.start()
+      cleanup.push(() => empty.dispose())
+      const ncEmpty = await empty.connect()
+      await createClientBuckets(ncEmpty)
+      await ncEmpty.close()
+      const [emptyRss, bareRss] = await alternate(async () => {
+        const idle = await startServiceChild(empty)
+        await idle.child.stop()
+        return idle.ready.rss
+      }, async () => {
+        const bare = Child.start('serve', ['bare'], adminEnv(empty))
+        const { rss } = await bare.next('bare')
+        await bare.stop()
+        return rss
+      })
+      rows.push({ what: `bytes held per entry: (RSS loaded − RSS with empty buckets) / entries, ${raw.entries} entries of the four buckets; floor: mean raw bytes of key and value`, service: (median(rsses) - emptyRss) / raw.entries, floor: (raw.keyBytes + raw.valueBytes) / raw.entries, unit: 'B', goal: { lower: 2 } })
+      rows.push({ what: 'RSS with empty buckets (MB); floor: a bare fastify and nats.js process measured the same way', service: emptyRss / 1e6, floor: bareRss / 1e6, unit: 'MB', goal: { lower: 1.3 } })
+    }
 
     const table = formatTable(rows)
     process.stdout.write(`${table}\n`)
