@@ -331,3 +331,36 @@ describe('snapshot pages', () => {
     }
   })
 })
+
+describe('a question asked again', () => {
+  test('answers what ask and version answer, and moves with the bucket, its staleness and its generation', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'a' }), '{"v":1}')
+    c.buildIndexes()
+    const view = { read: () => contents, stale: false }
+    let contents = c
+    const p = createProvisioning({ byWhat: { needs: view } } as unknown as Views)
+    const query = { what: 'needs' as const, filter: { node: 'n1' } }
+    const q = p.question(query, { maxBytes: 4096 })
+    const same = (): void => {
+      expect(q.version()).toBe(p.version(query))
+      expect(q.answer().json).toBe(p.ask(query, { maxBytes: 4096 }).json)
+    }
+    same()
+    const first = q.answer()
+    expect(q.answer()).toBe(first)
+    put(c, keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'a' }), '{"v":2}')
+    same()
+    expect(parse(q.answer().json).entries[0]?.['value']).toEqual({ v: 2 })
+    view.stale = true
+    same()
+    expect(parse(q.answer().json).stale).toBe(true)
+    // A re-created bucket at the same revision number: another generation, another answer.
+    contents = new Contents('needs', '2026-11-30T10:00:00Z')
+    contents.apply({ key: keyOf('needs', { node: 'n1', module: 'mail', kind: 'port', name: 'p' }), value: new TextEncoder().encode('{"v":3}'), revision: c.revision, created: new Date(), operation: 'PUT' })
+    contents.buildIndexes()
+    expect(contents.revision).toBe(c.revision)
+    same()
+    expect(parse(q.answer().json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.p'])
+  })
+})

@@ -2,7 +2,7 @@
 // narrowed, paged and cut to fit, or (with `since`) the changes after a cursor (SPEC §8). Both
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
-import { AnswerCache } from './answer-cache.js'
+import { RecentlyUsed } from './recently-used.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from './buckets.js'
 import { formatCursor, type Cursor } from './cursor.js'
 import { ProvisionerError } from './errors.js'
@@ -68,8 +68,24 @@ const OUT_OF_SHAPE_MAX = 1000
  */
 const OUT_OF_SHAPE_SHARE = 1 / 4
 
+/**
+ * One question asked again and again (a console polling one URL, a module asking at each start):
+ * what it last found is kept while its bucket has not moved, so that asking costs a few
+ * comparisons instead of narrowing, looking up and keying the answer cache each time.
+ */
+export interface Question {
+  readonly query: Query
+  readonly opts: AskOptions
+  /** As Provisioning.version of the query. */
+  version (): string
+  /** As Provisioning.ask of the query. */
+  answer (): Answer
+}
+
 export interface Provisioning {
   ask (query: Query, opts?: AskOptions): Answer
+  /** The question `query` as one to be asked again; it answers what `version` and `ask` would. */
+  question (query: Query, opts?: AskOptions): Question
   /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
   entry (what: What, key: string): { json: string, version: string }
   /**
@@ -213,7 +229,7 @@ function * changesAfter (contents: Contents, what: What, n: Narrowing, since: nu
 }
 
 export function createProvisioning (views: Views): Provisioning {
-  const cache = new AnswerCache<Answer>()
+  const cache = new RecentlyUsed<Answer>()
 
   /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
   function read (query: Query): { contents: Contents, stale: boolean } {
@@ -254,6 +270,31 @@ export function createProvisioning (views: Views): Provisioning {
     const answer = new Answer(json, version)
     cache.set(key, version, answer, json.length)
     return answer
+  }
+
+  function question (query: Query, opts: AskOptions = {}): Question {
+    /**
+     * The state last asked about: a generation at one revision and staleness gives one answer (as
+     * its version says). Named, not held: a question kept by a transport keeps no contents alive.
+     */
+    let seen: { generation: string, revision: number, stale: boolean, version: string, answer?: Answer } | undefined
+    const now = (): NonNullable<typeof seen> => {
+      const { contents, stale } = read(query)
+      if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
+        seen = { generation: contents.generation, revision: contents.revision, stale, version: version(query) }
+      }
+      return seen
+    }
+    return {
+      query,
+      opts,
+      version: () => now().version,
+      answer: () => {
+        const state = now()
+        state.answer ??= ask(query, opts)
+        return state.answer
+      }
+    }
   }
 
   interface Head { what: What, contents: Contents, stale: boolean }
@@ -336,6 +377,7 @@ export function createProvisioning (views: Views): Provisioning {
 
   return {
     ask,
+    question,
     version,
     snapshot (query, after, limit) {
       const { contents, stale } = read(query)

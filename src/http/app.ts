@@ -13,6 +13,7 @@ import { registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerEvents, type EventsOptions } from './events.js'
+import { lazyChildLogger } from './lazy-logger.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
@@ -46,6 +47,9 @@ export interface AppDeps {
   events?: EventsOptions
 }
 
+/** The log levels at which a debug line is written. */
+const WRITES_DEBUG = new Set(['debug', 'trace'])
+
 /** The methods the gateway takes; a CORS preflight (OPTIONS) is answered by @fastify/cors before these refusals. */
 const READS = new Set(['GET', 'HEAD'])
 
@@ -65,6 +69,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     // The answers are the hot path: no log line per request at info (one at debug, below).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
+    childLoggerFactory: lazyChildLogger,
     // The router never judges a parameter's length: the route's schema does, naming the field, on
     // every route alike (Node's header limit, 16 KiB, bounds the whole request line anyway).
     routerOptions: { maxParamLength: MAX_REQUEST_LINE },
@@ -117,7 +122,8 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     const outcome = reply.statusCode >= 500 && request.outcome === 'ok' ? 'INTERNAL' : request.outcome
     deps.metrics.observe('http', route, outcome, reply.elapsedTime / 1000)
     // The path alone: the query string may carry an access_token. The token is named, never shown.
-    request.log.debug({ method: request.method, path: request.url.split('?')[0], tokenName: request.tokenName, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
+    // The line is built only when it is written: on the hot path it never is.
+    if (WRITES_DEBUG.has(request.log.level)) request.log.debug({ method: request.method, path: request.url.split('?')[0], tokenName: request.tokenName, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
     done()
   })
 
@@ -138,21 +144,28 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   }
   app.setNotFoundHandler((request, reply) => refuseUnread(request.method, request.url, reply))
 
-  await app.register(cors, {
-    // No origins configured: no CORS headers at all. Otherwise only the listed origins, reflected.
-    origin: deps.corsOrigins.length === 0 ? false : (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
-    methods: ['GET', 'HEAD'],
-    exposedHeaders: ['ETag', 'X-Request-Id'],
-    maxAge: 600
-  })
+  // No origins configured: no CORS headers at all, and no CORS hook on every request. Otherwise
+  // only the listed origins, reflected.
+  if (deps.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
+      methods: ['GET', 'HEAD'],
+      exposedHeaders: ['ETag', 'X-Request-Id'],
+      maxAge: 600
+    })
+  }
   // After CORS and helmet, so that these refusals carry their headers too.
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     // A client never sends a fragment: a raw # is no query separator, and no key token holds one.
+    // A refusal sent here ends the request: `done` is not called.
     if (request.url.includes('#')) {
-      return replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
+      replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
+    } else if (!READS.has(request.method)) {
+      // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
+      refuseUnread(request.method, request.url, reply)
+    } else {
+      done()
     }
-    // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
-    if (!READS.has(request.method)) return refuseUnread(request.method, request.url, reply)
   })
   // After CORS, so that a refusal carries the CORS headers a console in a browser needs to read it.
   registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })

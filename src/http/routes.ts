@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../domain/buckets.js'
 import { badRequest as badRequestOf } from '../domain/errors.js'
-import type { Provisioning } from '../domain/provisioning.js'
+import type { Provisioning, Question } from '../domain/provisioning.js'
+import { RecentlyUsed } from '../domain/recently-used.js'
 import { readParameters, readQuery } from '../domain/request.js'
 import { Answers, MAX_LIMIT } from '../domain/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
@@ -49,8 +50,17 @@ const errorResponses = {
 
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
+/** A list route's question as read from one URL, and the ETag of the version it last answered. */
+interface Asked {
+  question: Question
+  wait: number | undefined
+  tagged?: { version: string, etag: string }
+}
+
 export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
+  /** The questions of recent URLs, for the answer size they were read for (the bus's max payload may change). */
+  const questions = new RecentlyUsed<Asked, number>(1024 * 1024, 1024)
   for (const what of WHATS) {
     const url = `/v1/${what}`
     app.get(url, {
@@ -72,9 +82,17 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
         }
       }
     }, async (request, reply) => {
-      const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
-      const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
-      const wait = readWait(waitText, query.since !== undefined)
+      const maxBytes = deps.maxAnswerBytes()
+      // A URL asked before is not read again: the same text is the same question.
+      let asked = questions.get(request.url, maxBytes)
+      if (asked === undefined) {
+        const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
+        const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
+        asked = { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText, query.since !== undefined) }
+        questions.set(request.url, maxBytes, asked, request.url.length)
+      }
+      const { question, wait } = asked
+      const query = question.query
       if (query.since !== undefined) {
         await deps.provisioning.settle(query)
         if (wait !== undefined) {
@@ -83,9 +101,9 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
           await deps.provisioning.changed({ ...query, since: query.since }, wait, gone.signal)
         }
       }
-      const maxBytes = deps.maxAnswerBytes()
-      const etag = etagOf(deps.provisioning.version(query), maxBytes)
-      return sendAnswer(request, reply, etag, () => deps.provisioning.ask(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }).bytes)
+      const version = question.version()
+      if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
+      return sendAnswer(request, reply, asked.tagged.etag, () => question.answer().bytes)
     })
   }
 

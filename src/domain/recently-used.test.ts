@@ -1,8 +1,8 @@
 import { expect, test } from 'vitest'
-import { AnswerCache } from './answer-cache.js'
+import { RecentlyUsed } from './recently-used.js'
 
 test('answers only for the version it was built from', () => {
-  const cache = new AnswerCache<string>()
+  const cache = new RecentlyUsed<string>()
   cache.set('q', 'v1', 'a', 1)
   expect(cache.get('q', 'v1')).toBe('a')
   expect(cache.get('q', 'v2')).toBeUndefined()
@@ -11,7 +11,7 @@ test('answers only for the version it was built from', () => {
 })
 
 test('lets the least recently used go first, by count and by bytes', () => {
-  const cache = new AnswerCache<string>(100, 3)
+  const cache = new RecentlyUsed<string>(100, 3)
   for (const k of ['a', 'b', 'c']) cache.set(k, 'v', k, 10)
   cache.get('a', 'v')
   cache.set('d', 'v', 'd', 10)

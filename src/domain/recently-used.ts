@@ -1,18 +1,19 @@
-// Recent answers kept by question, each with the state it was built from: while a bucket is quiet
+// Recent values kept by key, each with what it was made from (its version): while a bucket is quiet
 // a repeated question (a console polling, a module asking at start) costs a lookup, not a build.
+// The answers of the domain and the questions of the gateway's URLs are kept so.
 
-/** The most of the cache one answer may take: a larger one would push out most of the others for one question. */
-const ONE_ANSWER_SHARE = 0.25
+/** The most of the cache one value may take: a larger one would push out most of the others for one key. */
+const ONE_VALUE_SHARE = 0.25
 
 /** Least recently used first out, bounded by count and by bytes. */
-export class AnswerCache<T> {
-  private readonly entries = new Map<string, { version: string, value: T, bytes: number }>()
+export class RecentlyUsed<T, V = string> {
+  private readonly entries = new Map<string, { version: V, value: T, bytes: number }>()
   private bytes = 0
 
   constructor (private readonly maxBytes = 16 * 1024 * 1024, private readonly maxEntries = 1024) {}
 
   /** The value kept for `key` if it was built from `version`. */
-  get (key: string, version: string): T | undefined {
+  get (key: string, version: V): T | undefined {
     const hit = this.entries.get(key)
     if (hit === undefined) return undefined
     this.entries.delete(key)
@@ -24,8 +25,8 @@ export class AnswerCache<T> {
     return hit.value
   }
 
-  set (key: string, version: string, value: T, bytes: number): void {
-    if (bytes > this.maxBytes * ONE_ANSWER_SHARE) return
+  set (key: string, version: V, value: T, bytes: number): void {
+    if (bytes > this.maxBytes * ONE_VALUE_SHARE) return
     const old = this.entries.get(key)
     if (old !== undefined) {
       this.entries.delete(key)
