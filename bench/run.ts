@@ -267,12 +267,13 @@ async function main (): Promise<void> {
     // Its first run creates the registry bucket that the raw watch below loads.
     const svcLarge = await startServiceChild(large)
     cleanup.push(() => svcLarge.child.stop())
-    log('cold start and RSS, each in a fresh process')
+    const loads = measures('cold') || measures('memory')
+    if (loads) log('cold start and RSS, each in a fresh process')
     const colds: number[] = []
     const rsses: number[] = []
     let watchMs: number[] = []
     let raw = { entries: 0, keyBytes: 0, valueBytes: 0 }
-    for (let r = 0; r < (measures('cold') || measures('memory') ? rounds : 0); r++) {
+    for (let r = 0; r < (loads ? rounds : 0); r++) {
       // The floor is the transport's own pace, so it loads with no grants to check.
       const watcher = Child.start('serve', ['watch'], adminEnv(large))
       const watched = await watcher.next('watched')
