@@ -58,6 +58,19 @@ const END_GRACE_MS = 1000
 /** Entries per snapshot page and changes per read: the stream waits for its reader between them. */
 const PAGE = 500
 
+/** The last event framed: the streams that follow one question send each change in the same words. */
+let framed: { type: EventType, data: string, id: string | undefined, text: string } | undefined
+
+/** One event as its lines; the data's line breaks become `data:` lines, which the reader joins with \n. */
+function frame (type: EventType, data: string, id: string | undefined): string {
+  if (framed?.data === data && framed.type === type && framed.id === id) return framed.text
+  let text = id === undefined ? '' : `id: ${id}\n`
+  text += `event: ${type}\n`
+  for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
+  framed = { type, data, id, text: `${text}\n` }
+  return framed.text
+}
+
 /** One open response: frames events and says whether its reader keeps up. */
 class Sse {
   private ended = false
@@ -77,10 +90,7 @@ class Sse {
   /** Writes one event; the data's line breaks become `data:` lines, which the reader joins with \n. */
   send (type: EventType, data: string, id?: string): void {
     if (!this.open) return
-    let text = id === undefined ? '' : `id: ${id}\n`
-    text += `event: ${type}\n`
-    for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
-    this.raw.write(`${text}\n`)
+    this.raw.write(frame(type, data, id))
     this.counted(type)
   }
 
