@@ -71,6 +71,19 @@ function frame (type: EventType, data: string, id: string | undefined): string {
   return framed.text
 }
 
+/** The last changes read, by question and cursor, and the state of the view they were read from. */
+let lastRead: { key: string, state: string, batch: ReturnType<Provisioning['changes']> } | undefined
+
+/**
+ * The changes after a cursor for a question, read once for every stream that follows the same
+ * question from the same cursor while the view has not moved: a put reaches a thousand streams
+ * of one filter, each asking the same.
+ */
+function changesOnce (key: string, state: string, read: () => ReturnType<Provisioning['changes']>): ReturnType<Provisioning['changes']> {
+  if (lastRead?.key !== key || lastRead.state !== state) lastRead = { key, state, batch: read() }
+  return lastRead.batch
+}
+
 /** One open response: frames events and says whether its reader keeps up. */
 class Sse {
   private ended = false
@@ -152,8 +165,11 @@ class Follower {
   private told: boolean | undefined
   private dirty = true
   private wake: (() => void) | undefined
+  /** The question followed, as text: streams asking the same share what they read. */
+  private readonly asked: string
 
   constructor (private readonly deps: EventsDeps, private readonly sse: Sse, private readonly query: Query, resume: string | undefined) {
+    this.asked = `${JSON.stringify([query.what, query.filter])} `
     if (resume === undefined) return
     try {
       this.position = parseCursor(resume, 'Last-Event-ID')
@@ -266,12 +282,12 @@ class Follower {
   /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. */
   private async changes (since: Cursor): Promise<void> {
     const { provisioning } = this.deps
-    const query = { ...this.query, since }
-    const batch = provisioning.changes(query, PAGE)
+    const view = this.deps.views.byWhat[this.query.what].status()
+    const held = this.deps.views.byWhat[this.query.what].read()
+    const batch = changesOnce(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
     let next = parseCursor(batch.cursor)
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
-    const view = this.deps.views.byWhat[this.query.what].status()
     // Every change the view holds has been looked at: the next look starts after them, so that
     // writes the filter leaves out are not read again and again by a narrow stream.
     if (!batch.more && view.state === 'live' && !view.stale && view.revision > next.revision) next = { revision: view.revision, generation: next.generation }
