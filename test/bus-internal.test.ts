@@ -6,6 +6,7 @@ import { beforeAll, expect, it } from 'vitest'
 import type { NatsConnection } from 'nats'
 import { startBus, type Bus } from '../src/bus/service.js'
 import { Answer, type Provisioning } from '../src/domain/provisioning.js'
+import type { Query } from '../src/domain/request.js'
 import type { Views } from '../src/domain/views.js'
 import { createMetrics } from '../src/metrics.js'
 import { suiteFixture } from './support/service.js'
@@ -21,10 +22,13 @@ beforeAll(async () => {
   nc = await fx.admin(await fx.server())
   let calls = 0
   const flaky = {
-    ask: () => {
-      if (++calls === 1) throw new Error('view index broken')
-      return new Answer('{"what":"registry"}', 'v')
-    }
+    question: (query: Query) => ({
+      query,
+      answer: () => {
+        if (++calls === 1) throw new Error('view index broken')
+        return new Answer('{"what":"registry"}', 'v')
+      }
+    })
   } as unknown as Provisioning
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   bus = await startBus({ nc, provisioning: flaky, subject: 'mesh-provisioner.provisioning', version: '0.0.0-test', log, metrics })

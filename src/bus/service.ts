@@ -4,7 +4,8 @@
 import type { NatsConnection, Service, ServiceMsg } from 'nats'
 import { asProvisionerError, badRequest } from '../domain/errors.js'
 import type { Logger } from '../domain/logger.js'
-import type { Provisioning } from '../domain/provisioning.js'
+import type { Provisioning, Question } from '../domain/provisioning.js'
+import { RecentlyUsed } from '../domain/recently-used.js'
 import { readQuery } from '../domain/request.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/schemas.js'
 import type { Metrics } from '../metrics.js'
@@ -50,15 +51,19 @@ function errorCounter (service: Service, endpoint: string): (err: Error) => void
 const utf8 = new TextEncoder()
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** Reads a payload into a request object: empty means the registry, anything else must be a JSON object. */
-function readPayload (data: Uint8Array): unknown {
-  if (data.length === 0) return { what: 'registry' }
-  let text: string
+/** A payload as text: empty means the registry. */
+function payloadText (data: Uint8Array): string {
+  if (data.length === 0) return ''
   try {
-    text = strictUtf8.decode(data)
+    return strictUtf8.decode(data)
   } catch {
     throw badRequest(undefined, 'the payload is not UTF-8 text; send a JSON object such as {"what":"needs","node":"n1"}')
   }
+}
+
+/** Reads a payload's text into a request object: empty means the registry, anything else must be a JSON object. */
+function readPayload (text: string): unknown {
+  if (text === '') return { what: 'registry' }
   try {
     return JSON.parse(text)
   } catch (err) {
@@ -76,6 +81,8 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
   })
 
   let countError: (err: Error) => void = () => {}
+  /** The questions of recent payloads, for the answer size they were read for: the same text is the same question. */
+  const questions = new RecentlyUsed<Question, number>(1024 * 1024, 1024)
   /** `settled`: a question with `since` has had its moment to reach the cursor's revision. */
   const handle = (msg: ServiceMsg, settled = false): void => {
     const started = process.hrtime.bigint()
@@ -83,7 +90,14 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     let outcome = 'ok'
     let deferred = false
     try {
-      const query = readQuery(readPayload(msg.data))
+      const maxBytes = nc.info?.max_payload ?? 1024 * 1024
+      const text = payloadText(msg.data)
+      let question = questions.get(text, maxBytes)
+      if (question === undefined) {
+        question = provisioning.question(readQuery(readPayload(text)), { maxBytes })
+        questions.set(text, maxBytes, question, text.length)
+      }
+      const query = question.query
       route = query.what
       if (query.since !== undefined && !settled) {
         // A cursor another instance gave may be ahead of this one: answer once it is reached (or refuse then).
@@ -91,8 +105,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
         void provisioning.settle(query).finally(() => { handle(msg, true) })
         return
       }
-      const maxBytes = nc.info?.max_payload ?? 1024 * 1024
-      msg.respond(provisioning.ask(query, { maxBytes }).bytes)
+      msg.respond(question.answer().bytes)
     } catch (err) {
       const e = asProvisionerError(err)
       outcome = e.code
