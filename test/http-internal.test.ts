@@ -4,13 +4,14 @@
 import { pino } from 'pino'
 import { expect, it } from 'vitest'
 import type { Provisioning } from '../src/domain/provisioning.js'
+import type { Query } from '../src/domain/request.js'
 import type { Views } from '../src/domain/views.js'
 import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
 
 it('answers 500 INTERNAL with the error body', async () => {
   const views = { status: () => ({}), connected: () => true } as unknown as Views
-  const failing = { version: () => '1-c-now', ask: () => { throw new Error('view index broken') } } as unknown as Provisioning
+  const failing = { question: (query: Query) => ({ query, version: () => '1-c-now', answer: () => { throw new Error('view index broken') } }) } as unknown as Provisioning
   const lines: string[] = []
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   const metrics = createMetrics(() => views, false)
