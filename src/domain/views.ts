@@ -29,11 +29,10 @@ export interface ViewsOptions {
 export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions): Promise<Views> {
   // A JetStream call that meets no stream leader (a cluster electing one) is tried again sooner
   // than the client's default 5 s allows.
-  const js = nc.jetstream({ timeout: 2000 })
   const jsm = await nc.jetstreamManager({ timeout: 2000 })
   const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketFollower({
     what,
-    js,
+    nc,
     jsm,
     log,
     ...(retryMs === undefined ? {} : { retryMs }),
