@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest'
-import { readDelivery, type Delivery } from './kv-feed.js'
+import { readDelivery as readBytes, type Delivery } from './kv-feed.js'
+
+const readDelivery = (reply: string, into: Delivery): boolean => readBytes(new TextEncoder().encode(reply), into)
 
 const fresh = (): Delivery => ({ streamSeq: -9, consumerSeq: -9, ms: -9, pending: -9 })
 // 2026-12-01T13:00:00.123456789Z in ns: more digits than a double holds exactly.
@@ -27,8 +29,12 @@ describe('readDelivery', () => {
     expect(new Date(into.ms).toISOString()).toBe('2026-12-01T13:00:00.123Z')
   })
 
+  test('refuses no reply (a heartbeat)', () => {
+    expect(readBytes(undefined, fresh())).toBe(false)
+  })
+
   test.each([
-    ['no reply (a heartbeat)', ''],
+    ['an empty reply', ''],
     ['a flow-control reply', '$JS.FC.KV_b.abc.def'],
     ['too few tokens', '$JS.ACK.KV_b.c1.1.2.3.4'],
     ['ten tokens', '$JS.ACK.x.KV_b.c1.1.2.3.4.5'],

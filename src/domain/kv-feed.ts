@@ -20,16 +20,17 @@ export interface Delivery {
   pending: number
 }
 
-const ACK_PREFIX = '$JS.ACK.'
+/** `$JS.ACK.` as bytes. */
+const ACK_PREFIX = [36, 74, 83, 46, 65, 67, 75, 46]
 /** Where the dots of one reply subject are; a subject has 8 (before server 2.9's form) or 10-11. */
 const dots = new Int32Array(12)
 
-/** The number in `s` from `from` to `to`, digits only; -1 when there are none or something else. */
-function digits (s: string, from: number, to: number): number {
+/** The number in `b` from `from` to `to`, digits only; -1 when there are none or something else. */
+function digits (b: Uint8Array, from: number, to: number): number {
   if (from >= to) return -1
   let n = 0
   for (let i = from; i < to; i++) {
-    const d = s.charCodeAt(i) - 48
+    const d = (b[i] as number) - 48
     if (d < 0 || d > 9) return -1
     n = n * 10 + d
   }
@@ -37,16 +38,17 @@ function digits (s: string, from: number, to: number): number {
 }
 
 /**
- * Reads a delivery's reply subject into `into` (reused, so that a load allocates nothing for it);
- * false when it is not a delivery's. Both forms (ADR-15):
+ * Reads a delivery's reply subject, as the bytes it came in, into `into` (reused, so that a load
+ * allocates nothing for it); false when it is not a delivery's. Both forms (ADR-15):
  * `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts ns>.<pending>` and
  * `$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts ns>.<pending>[.<token>]`.
  */
-export function readDelivery (reply: string, into: Delivery): boolean {
-  if (!reply.startsWith(ACK_PREFIX)) return false
+export function readDelivery (reply: Uint8Array | undefined, into: Delivery): boolean {
+  if (reply === undefined || reply.length < ACK_PREFIX.length) return false
+  for (let i = 0; i < ACK_PREFIX.length; i++) if (reply[i] !== ACK_PREFIX[i]) return false
   let n = 0
   for (let i = ACK_PREFIX.length; i < reply.length; i++) {
-    if (reply.charCodeAt(i) !== 46) continue
+    if (reply[i] !== 46) continue
     if (n === dots.length) return false
     dots[n++] = i
   }
@@ -71,6 +73,19 @@ export function readDelivery (reply: string, into: Delivery): boolean {
   into.pending = pending
   return true
 }
+
+/**
+ * A message's subject and reply subject as they arrived, before nats.js decodes them to strings:
+ * nats.js 2.29's `MsgImpl` keeps them in `_msg` (test/kv-feed.test.ts fails if a version moves
+ * them). Reading them there saves decoding every reply subject, and lets a key be decoded apart
+ * from its subject: a key cut from the decoded subject keeps the whole subject alive, held with
+ * the key for as long as the view holds it.
+ */
+function arrived (msg: Msg): { subject: Uint8Array, reply?: Uint8Array } {
+  return (msg as unknown as { _msg: { subject: Uint8Array, reply?: Uint8Array } })._msg
+}
+
+const utf8 = new TextDecoder()
 
 /**
  * The connection's own inbox prefix, which nats.js's own consumers use too: the service's NATS user
@@ -222,7 +237,8 @@ export class KvFeed {
   private take (msg: Msg): void {
     this.activity++
     const d = this.delivery
-    if (!readDelivery(msg.reply ?? '', d)) {
+    const raw = arrived(msg)
+    if (!readDelivery(raw.reply, d)) {
       this.status(msg)
       return
     }
@@ -235,7 +251,7 @@ export class KvFeed {
     this.received++
     try {
       this.opts.onChange({
-        key: msg.subject.substring(this.prefixLength),
+        key: utf8.decode(raw.subject.subarray(this.prefixLength)),
         revision: d.streamSeq,
         operation: operationOf(msg),
         value: msg.data,
