@@ -53,7 +53,7 @@ test('an empty bucket is initialized at once, and what comes after is fed', asyn
   }
 })
 
-test('the snapshot, larger than the flow-control window, is the last value of every key, and ends where it ends', async () => {
+test.each([false, true])('the snapshot, larger than the flow-control window, is the last value of every key, and ends where it ends (read whole: %s)', async (onePerKey) => {
   const { name, kv } = await bucket()
   const value = 'x'.repeat(1000)
   for (let i = 0; i < 3000; i++) await kv.put(`k.${i}`, value)
@@ -62,7 +62,7 @@ test('the snapshot, larger than the flow-control window, is the last value of ev
   await kv.purge('k.2')
   const before = Date.now()
   // Heartbeats far apart: a stalled consumer's heartbeat would otherwise release it without flow control's answer.
-  const fed = await feed(name, { heartbeatMs: 30_000 })
+  const fed = await feed(name, { heartbeatMs: 30_000, onePerKey })
   try {
     await vi.waitFor(() => { expect(fed.initializedAfter).toBe(3000) }, { timeout: 10_000 })
     const byKey = new Map(fed.changes.map((c) => [c.key, c]))
@@ -77,6 +77,20 @@ test('the snapshot, larger than the flow-control window, is the last value of ev
     expect(revisions).toEqual([...revisions].sort((a, b) => a - b))
     const e = await kv.get('k.3')
     expect(byKey.get('k.3')?.created.getTime()).toBe(e?.created.getTime())
+  } finally {
+    fed.feed.stop()
+  }
+})
+
+test('a bucket that keeps several values of a key, not read whole, gives the last of each', async () => {
+  const name = `feed-${buckets++}`
+  const kv = await nc.jetstream().views.kv(name, { history: 3 })
+  for (const v of ['1', '2', '3']) await kv.put('k.a', v)
+  await kv.put('k.b', 'b')
+  const fed = await feed(name)
+  try {
+    await vi.waitFor(() => { expect(fed.initializedAfter).toBe(2) })
+    expect(fed.changes.map((c) => [c.key, c.revision])).toEqual([['k.a', 3], ['k.b', 4]])
   } finally {
     fed.feed.stop()
   }

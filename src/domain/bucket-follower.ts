@@ -189,10 +189,12 @@ export class BucketFollower {
     while (!this.stopped) {
       let created: string
       let lastSeq: number
+      let onePerKey: boolean
       try {
         const info = await this.jsm.streams.info(`KV_${this.bucket}`)
         created = info.created
         lastSeq = info.state.last_seq
+        onePerKey = info.config.max_msgs_per_subject === 1
       } catch (err) {
         if (isStreamNotFound(err)) this.notFound()
         else this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; looking again')
@@ -206,13 +208,13 @@ export class BucketFollower {
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined)
+      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined, onePerKey)
       await this.pause(this.stopped ? 0 : 50)
     }
   }
 
   /** Follows the bucket until the feed ends (stop, restart, lost connection or bucket). */
-  private async follow (contents: Contents, from: number | undefined): Promise<void> {
+  private async follow (contents: Contents, from: number | undefined, onePerKey: boolean): Promise<void> {
     const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false }
     this.current = follow
     const ready = (): void => {
@@ -227,6 +229,7 @@ export class BucketFollower {
       jsm: this.jsm,
       bucket: this.bucket,
       from,
+      onePerKey,
       onChange: (e) => {
         contents.apply(e)
         if (contents === this.serving) this.signal('change')

@@ -107,6 +107,12 @@ export interface KvFeedOptions {
   bucket: string
   /** The revision to start from; without it, the bucket's last value of every key (what `kv.watch` reads first). */
   from?: number | undefined
+  /**
+   * The bucket keeps one value per key (history 1): then its stream read whole is the last value of
+   * every key, which the server starts sending at once, where it first works out the last message
+   * of every key (~0.5 s at 300k keys on nats-server 2.9).
+   */
+  onePerKey?: boolean
   /** Each change, in revision order. */
   onChange: (change: KvChange) => void
   /** Once, right after the last change the stream held when the feed started (at once for none). */
@@ -212,7 +218,9 @@ export class KvFeed {
       mem_storage: true,
       num_replicas: 1,
       replay_policy: ReplayPolicy.Instant,
-      ...(from === undefined ? { deliver_policy: DeliverPolicy.LastPerSubject } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from })
+      ...(from !== undefined
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
+        : { deliver_policy: this.opts.onePerKey === true ? DeliverPolicy.All : DeliverPolicy.LastPerSubject })
     }
     const info = await this.opts.jsm.consumers.add(this.stream, config)
     if (sub !== this.sub || this.initialized) return
