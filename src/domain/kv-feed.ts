@@ -206,10 +206,13 @@ export class KvFeed {
     })
     this.sub = sub
     void sub.closed.then(() => { if (sub === this.sub) this.end() })
+    // Read whole, no filter: a KV stream holds its bucket's subjects only, and with a filter
+    // nats-server 2.9 first counts the filter's matches (~0.3 s at 300k keys) before it delivers
+    // anything. The last value of each key needs one.
+    const whole = from !== undefined || this.opts.onePerKey === true
     const config: Partial<ConsumerConfig> = {
       name: nuid.next(),
       deliver_subject: inbox,
-      filter_subject: `$KV.${this.opts.bucket}.>`,
       ack_policy: AckPolicy.None,
       max_deliver: 1,
       flow_control: true,
@@ -220,7 +223,8 @@ export class KvFeed {
       replay_policy: ReplayPolicy.Instant,
       ...(from !== undefined
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
-        : { deliver_policy: this.opts.onePerKey === true ? DeliverPolicy.All : DeliverPolicy.LastPerSubject })
+        : { deliver_policy: whole ? DeliverPolicy.All : DeliverPolicy.LastPerSubject }),
+      ...(whole ? {} : { filter_subject: `$KV.${this.opts.bucket}.>` })
     }
     const info = await this.opts.jsm.consumers.add(this.stream, config)
     if (sub !== this.sub || this.initialized) return
