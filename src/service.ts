@@ -110,16 +110,19 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       onRun: (run) => metrics.registryRun(run)
     })
     opened.push(async () => await writer.stop())
-    // The first run creates the registry bucket, so its view starts live rather than absent; a run
-    // that fails is retried on the writer's own schedule while the rest starts.
-    await writer.run()
+    // The first run creates the registry bucket, so its view starts after it, live rather than
+    // absent; the other views start loading beside it. A run that fails is retried on the writer's
+    // own schedule while the rest starts.
+    const firstRun = writer.run()
     const views = await createViews({
       nc,
       log,
+      registryAfter: firstRun,
       ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
       ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
     })
     opened.push(async () => await views.stop())
+    await firstRun
     const provisioning = createProvisioning(views)
     let verb = (): VerbState => 'starting'
     let tokens: readonly Token[] = config.http.tokens ?? []

@@ -37,6 +37,7 @@ test('a check still asking when its watch ended neither ends the next watch nor 
   let calls = 0
   // The real stream info, except that one call, once armed, waits and then meets a real "stream not found".
   const jsm = {
+    consumers: real.consumers,
     streams: {
       info: async (name: string) => {
         try {
@@ -58,7 +59,7 @@ test('a check still asking when its watch ended neither ends the next watch nor 
   } as unknown as JetStreamManager
   const { log, messages } = recording()
   const caughtUp = (): number => messages.filter((m) => m === 'view caught up').length
-  const follower = new BucketFollower({ what: 'applied', js: nc.jetstream(), jsm, log, checkMs: 20 })
+  const follower = new BucketFollower({ what: 'applied', nc, jsm, log, checkMs: 20 })
   follower.start()
   try {
     await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false }) })
@@ -82,9 +83,9 @@ test('a check that fails for another reason than a missing stream says so, namin
   const real = await nc.jetstreamManager()
   let failing = false
   // Once armed, every check meets the real refusal of a stream name NATS does not take.
-  const jsm = { streams: { info: async (name: string) => await real.streams.info(failing ? 'no.such.name' : name) } } as unknown as JetStreamManager
+  const jsm = { consumers: real.consumers, streams: { info: async (name: string) => await real.streams.info(failing ? 'no.such.name' : name) } } as unknown as JetStreamManager
   const { log, warnings } = recording()
-  const follower = new BucketFollower({ what: 'applied', js: nc.jetstream(), jsm, log, checkMs: 20 })
+  const follower = new BucketFollower({ what: 'applied', nc, jsm, log, checkMs: 20 })
   follower.start()
   try {
     await vi.waitFor(() => { expect(follower.status().state).toBe('live') })

@@ -1,19 +1,20 @@
-// Follows one bucket with a KV watch (deletes included) into its Contents: loads it, resumes after
-// a reconnect from the last revision seen, and waits for a bucket that does not exist yet. Once live
+// Follows one bucket with a feed of its changes (deletes included; kv-feed.ts) into its Contents:
+// loads it, resumes after a reconnect from the last revision seen, and waits for a bucket that does not exist yet. Once live
 // it never goes back to refusing for a doubt: while it reloads, or while a cluster in the middle of
 // an election says the stream is not there, it answers from what it holds and says stale.
 
-import type { JetStreamClient, JetStreamManager, KvEntry, QueuedIterator, RoKV } from 'nats'
+import type { JetStreamManager, NatsConnection } from 'nats'
 import { BUCKETS, type What } from './buckets.js'
 import { Contents } from './contents.js'
 import { ProvisionerError } from './errors.js'
 import { isStreamNotFound } from './jetstream-errors.js'
+import { KvFeed } from './kv-feed.js'
 import type { Logger } from './logger.js'
 import type { ViewState, ViewStatus } from './schemas.js'
 
 export interface FollowerOptions {
   what: What
-  js: JetStreamClient
+  nc: NatsConnection
   jsm: JetStreamManager
   log: Logger
   /** How often to look again for a missing bucket (ms). */
@@ -22,13 +23,13 @@ export interface FollowerOptions {
   checkMs?: number
 }
 
-/** One watch, from its start to its end, and what the checks of it found: a check changes only its own. */
+/** One feed, from its start to its end, and what the checks of it found: a check changes only its own. */
 interface Follow {
   readonly contents: Contents
-  watch: QueuedIterator<KvEntry> | undefined
+  feed: KvFeed | undefined
   /** Resumed from a revision and not yet through what the stream held then. */
   catchingUp: boolean
-  /** The stream holds revisions that a check ago were already there and this watch has not delivered. */
+  /** The stream holds revisions that a check ago were already there and this feed has not delivered. */
   lagging: boolean
   lastCheck: { streamLast: number, seen: number } | undefined
   ended: boolean
@@ -53,16 +54,14 @@ const GONE_AFTER_MS = 3000
 export class BucketFollower {
   readonly what: What
   readonly bucket: string
-  private readonly js: JetStreamClient
+  private readonly nc: NatsConnection
   private readonly jsm: JetStreamManager
   private readonly log: Logger
   private readonly retryMs: number
   private readonly checkMs: number
-  /** Read only: the registry writer alone holds a writable handle. */
-  private kv: RoKV | undefined
   /** Set when looks find no bucket; cleared when one is found. */
   private absent = false
-  /** The last watch started, kept until the next starts; its contents are the generation followed. */
+  /** The last feed started, kept until the next starts; its contents are the generation followed. */
   private current: Follow | undefined
   /** The generation answers come from: the last whose snapshot was complete. */
   private serving: Contents | undefined
@@ -79,7 +78,7 @@ export class BucketFollower {
   constructor (opts: FollowerOptions) {
     this.what = opts.what
     this.bucket = BUCKETS[opts.what]
-    this.js = opts.js
+    this.nc = opts.nc
     this.jsm = opts.jsm
     this.log = opts.log
     this.retryMs = opts.retryMs ?? 1000
@@ -96,7 +95,7 @@ export class BucketFollower {
     await this.running
   }
 
-  /** Called on every change of the connection; on reconnect the watch resumes at once. */
+  /** Called on every change of the connection; on reconnect the feed resumes at once. */
   setConnected (connected: boolean): void {
     this.connected = connected
     this.signalState()
@@ -131,9 +130,9 @@ export class BucketFollower {
     })
   }
 
-  /** Ends the current watch so that the loop binds again and resumes from the last revision. */
+  /** Ends the current feed so that the loop binds again and resumes from the last revision. */
   restart (): void {
-    this.current?.watch?.stop()
+    this.current?.feed?.stop()
     this.wake?.()
   }
 
@@ -190,11 +189,12 @@ export class BucketFollower {
     while (!this.stopped) {
       let created: string
       let lastSeq: number
+      let onePerKey: boolean
       try {
-        this.kv ??= await this.js.views.kv(this.bucket, { bindOnly: true })
         const info = await this.jsm.streams.info(`KV_${this.bucket}`)
         created = info.created
         lastSeq = info.state.last_seq
+        onePerKey = info.config.max_msgs_per_subject === 1
       } catch (err) {
         if (isStreamNotFound(err)) this.notFound()
         else this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; looking again')
@@ -208,14 +208,14 @@ export class BucketFollower {
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined)
+      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined, onePerKey)
       await this.pause(this.stopped ? 0 : 50)
     }
   }
 
-  /** Follows the bucket until the watch ends (stop, restart, lost connection or bucket). */
-  private async follow (contents: Contents, from: number | undefined): Promise<void> {
-    const follow: Follow = { contents, watch: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false }
+  /** Follows the bucket until the feed ends (stop, restart, lost connection or bucket). */
+  private async follow (contents: Contents, from: number | undefined, onePerKey: boolean): Promise<void> {
+    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false }
     this.current = follow
     const ready = (): void => {
       if (!contents.indexed) contents.buildIndexes()
@@ -224,24 +224,34 @@ export class BucketFollower {
       this.signalState()
       this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
     }
+    const feed = new KvFeed({
+      nc: this.nc,
+      jsm: this.jsm,
+      bucket: this.bucket,
+      from,
+      onePerKey,
+      onChange: (e) => {
+        contents.apply(e)
+        if (contents === this.serving) this.signal('change')
+      },
+      onInitialized: ready,
+      onRecreate: (why, seq) => { this.log.info({ bucket: this.bucket, from: seq }, 'feed consumer created again: %s', why) }
+    })
+    follow.feed = feed
     try {
-      follow.watch = await (this.kv as RoKV).watch({ key: '>', initializedFn: ready, ...(from === undefined ? {} : { resumeFromRevision: from }) })
+      await feed.start()
     } catch (err) {
       follow.ended = true
-      this.log.warn({ err, bucket: this.bucket }, 'watch could not start; trying again')
+      this.log.warn({ err, bucket: this.bucket }, 'feed could not start; trying again')
       await this.pause(this.retryMs)
       return
     }
-    if (this.stopped) follow.watch.stop()
+    if (this.stopped) feed.stop()
     this.signalState()
     const check = setInterval(() => { void this.verify(follow) }, this.checkMs)
     try {
-      for await (const e of follow.watch) {
-        contents.apply(e)
-        if (contents === this.serving) this.signal('change')
-      }
-    } catch (err) {
-      if (!this.stopped) this.log.warn({ err, bucket: this.bucket }, 'watch ended with an error; binding again')
+      const err = await feed.ended
+      if (err !== undefined && !this.stopped) this.log.warn({ err, bucket: this.bucket }, 'feed ended with an error; binding again')
     } finally {
       clearInterval(check)
       follow.ended = true
@@ -265,10 +275,10 @@ export class BucketFollower {
   }
 
   /**
-   * A deleted or re-created bucket sends the watch nothing, and neither does a watch whose consumer
+   * A deleted or re-created bucket sends the feed nothing, and neither does a feed whose consumer
    * was lost with a cluster node: ask now and then, say stale while the stream holds revisions the
-   * view has not seen at the next check, and end the watch when the view has not moved at all.
-   * A check acts on its own watch only: one that ended while the check was asking is left alone.
+   * view has not seen at the next check, and end the feed when the view has not moved at all.
+   * A check acts on its own feed only: one that ended while the check was asking is left alone.
    */
   private async verify (follow: Follow): Promise<void> {
     let streamLast: number
@@ -280,7 +290,7 @@ export class BucketFollower {
     } catch (err) {
       if (follow.ended) return
       if (isStreamNotFound(err)) {
-        follow.watch?.stop()
+        follow.feed?.stop()
         return
       }
       // Cut off from NATS every check fails, and the connection's own log says why.
@@ -289,7 +299,7 @@ export class BucketFollower {
     }
     if (follow.ended) return
     if (created !== follow.contents.created) {
-      follow.watch?.stop()
+      follow.feed?.stop()
       return
     }
     const seen = follow.contents.revision
@@ -298,8 +308,8 @@ export class BucketFollower {
     follow.lagging = last !== undefined && seen < Math.min(last.streamLast, streamLast)
     this.signalState()
     if (follow.lagging && seen === last?.seen) {
-      this.log.warn({ bucket: this.bucket, revision: seen, streamRevision: streamLast }, 'the watch stopped delivering; following the bucket again')
-      follow.watch?.stop()
+      this.log.warn({ bucket: this.bucket, revision: seen, streamRevision: streamLast }, 'the feed stopped delivering; following the bucket again')
+      follow.feed?.stop()
     }
   }
 }

@@ -22,18 +22,19 @@ export interface Views {
 export interface ViewsOptions {
   nc: NatsConnection
   log: Logger
+  /** The registry's view starts once this settles (the writer's first run, which creates its bucket); the others at once. */
+  registryAfter?: Promise<unknown>
   retryMs?: number
   checkMs?: number
 }
 
-export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions): Promise<Views> {
+export async function createViews ({ nc, log, registryAfter, retryMs, checkMs }: ViewsOptions): Promise<Views> {
   // A JetStream call that meets no stream leader (a cluster electing one) is tried again sooner
   // than the client's default 5 s allows.
-  const js = nc.jetstream({ timeout: 2000 })
   const jsm = await nc.jetstreamManager({ timeout: 2000 })
   const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketFollower({
     what,
-    js,
+    nc,
     jsm,
     log,
     ...(retryMs === undefined ? {} : { retryMs }),
@@ -49,7 +50,8 @@ export async function createViews ({ nc, log, retryMs, checkMs }: ViewsOptions):
       }
     }
   })()
-  for (const view of all) view.start()
+  for (const view of all) if (view.what !== 'registry' || registryAfter === undefined) view.start()
+  void registryAfter?.finally(() => { byWhat.registry.start() })
   const status = (): Record<What, ViewStatus> => Object.fromEntries(WHATS.map((w) => [w, byWhat[w].status()])) as Record<What, ViewStatus>
   const settled = (): boolean => Object.values(status()).every((s) => s.state === 'live' || s.state === 'absent')
   return {
