@@ -55,3 +55,12 @@ test('a value that is not JSON or not UTF-8 is answered raw with the problem, ev
     expect(JSON.parse(entries.get('empty')?.json as string)).toMatchObject({ raw: '', problem: expect.stringMatching(/empty/) })
   }
 })
+
+test('entries past a page of the columns and a slab of values, and a value longer than a slab, read back whole', () => {
+  const entries = new Entries('registry')
+  const value = (k: number): string => JSON.stringify({ k, pad: 'z'.repeat(k === 7 ? 300_000 : k % 90) })
+  for (let k = 0; k < 20_000; k++) put(entries, `k${k}`, k + 1, utf8.encode(value(k)), updated + k)
+  for (let k = 0; k < 20_000; k++) {
+    expect(entries.get(`k${k}`)?.json).toBe(`{"key":"k${k}","kind":"k${k}","value":${value(k)},"revision":${k + 1},"updated":"${new Date(updated + k).toISOString()}"}`)
+  }
+})
