@@ -5,10 +5,11 @@
 import { partitionPoint } from './partition.js'
 
 /** The revision of a key's latest change (put or deletion), or undefined when the key is unknown. */
-export type CurrentRevision = (key: string) => number | undefined
+export type CurrentRevision<K> = (key: K) => number | undefined
 
-export class ChangeLog {
-  private keys: string[] = []
+/** `K`: how a record names its key (the contents name a key they hold by its slot, not its string). */
+export class ChangeLog<K = string> {
+  private keys: K[] = []
   private revisions: number[] = []
 
   /** `slack`: records past twice the live ones that the log may hold before it is compacted. */
@@ -19,7 +20,7 @@ export class ChangeLog {
   }
 
   /** Notes a change; revisions arrive in increasing order, as a watch delivers them. */
-  record (key: string, revision: number): void {
+  record (key: K, revision: number): void {
     this.keys.push(key)
     this.revisions.push(revision)
   }
@@ -30,21 +31,21 @@ export class ChangeLog {
   }
 
   /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
-  * since (revision: number, current: CurrentRevision): Generator<[key: string, revision: number]> {
+  * since (revision: number, current: CurrentRevision<K>): Generator<[key: K, revision: number]> {
     for (let i = this.firstAfter(revision); i < this.keys.length; i++) {
-      const key = this.keys[i] as string
+      const key = this.keys[i] as K
       const rev = this.revisions[i] as number
       if (current(key) === rev) yield [key, rev]
     }
   }
 
   /** Drops superseded records once they outnumber the live ones, keeping the cost of a record constant. */
-  compact (live: number, current: CurrentRevision): void {
+  compact (live: number, current: CurrentRevision<K>): void {
     if (this.keys.length <= 2 * live + this.slack) return
-    const keys: string[] = []
+    const keys: K[] = []
     const revisions: number[] = []
     for (let i = 0; i < this.keys.length; i++) {
-      const key = this.keys[i] as string
+      const key = this.keys[i] as K
       const rev = this.revisions[i] as number
       if (current(key) === rev) {
         keys.push(key)

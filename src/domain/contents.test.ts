@@ -1,9 +1,10 @@
 // A bucket's contents fed changes as a watch delivers them (no NATS here): what is held, what is
 // out of shape, and the indexes a narrowed question reads, before and after the snapshot is in.
 
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { Contents, type KvChange } from './contents.js'
-import type { SortedKeys } from './sorted-keys.js'
+import type { KeySet } from './sorted-keys.js'
 
 const created = new Date(Date.UTC(2026, 10, 29, 9, 40))
 
@@ -15,7 +16,7 @@ function feeder (c: Contents) {
   }
 }
 
-const keysOf = (set: SortedKeys): string[] => Array.from({ length: set.size }, (_, i) => set.at(i) as string)
+const keysOf = (set: KeySet): string[] => Array.from({ length: set.size }, (_, i) => set.at(i) as string)
 
 /** The keys of the narrowest candidate set for a filter of field positions, and whether it is exact. */
 function candidates (c: Contents, filter: Array<[number, string]>): [string[], boolean] {
@@ -80,14 +81,14 @@ describe('indexes', () => {
     expect(c.indexed).toBe(false)
     c.buildIndexes()
     expect(c.indexed).toBe(true)
-    expect(keysOf(c.all as SortedKeys)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n2.mail.port.smtp'])
+    expect(keysOf(c.all as KeySet)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n2.mail.port.smtp'])
     expect(keysOf(c.oddKeys)).toEqual(['n1.odd'])
   })
 
   test('a narrowed question reads the narrowest index, exact when the index is the whole filter', () => {
     const { c } = loaded()
     c.buildIndexes()
-    expect(candidates(c, [])).toEqual([keysOf(c.all as SortedKeys), true])
+    expect(candidates(c, [])).toEqual([keysOf(c.all as KeySet), true])
     expect(candidates(c, [[0, 'n1']])).toEqual([['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim'], true])
     expect(candidates(c, [[0, 'n1'], [1, 'gitea']])).toEqual([['n1.gitea.port.http', 'n1.gitea.secret.db'], true])
     expect(candidates(c, [[0, 'n1'], [2, 'secret']])).toEqual([['n1.gitea.secret.db', 'n1.mail.secret.dkim'], true])
@@ -103,7 +104,7 @@ describe('indexes', () => {
     put('n2.mail.port.smtp', '', 'DEL')
     put('n2.odd')
     put('n1.odd', '', 'PURGE')
-    expect(keysOf(c.all as SortedKeys)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n3.gitea.secret.db'])
+    expect(keysOf(c.all as KeySet)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n3.gitea.secret.db'])
     expect(candidates(c, [[0, 'n3']])).toEqual([['n3.gitea.secret.db'], true])
     expect(candidates(c, [[1, 'gitea'], [2, 'port']])).toEqual([['n1.gitea.port.http'], false])
     expect(candidates(c, [[2, 'port'], [0, 'n2']])).toEqual([[], true])
@@ -117,5 +118,19 @@ describe('indexes', () => {
     put('n1.environment.gitea')
     c.buildIndexes()
     expect(candidates(c, [[0, 'n1'], [1, 'shell:zsh:normal']])).toEqual([['n1.shell=3Azsh=3Anormal.gitea'], true])
+  })
+})
+
+describe('changesSince', () => {
+  test('gives each key changed after a revision once, at its latest change, through deletions, puts again and keys out of shape', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'odd', 'n1.b.c'), fc.constantFrom<KvChange['operation']>('PUT', 'PUT', 'DEL')), { maxLength: 40 }), fc.nat(40), fc.boolean(), (ops, from, indexedFirst) => {
+      const c = new Contents('applied', 'gen-1')
+      if (indexedFirst) c.buildIndexes()
+      const put = feeder(c)
+      const latest = new Map<string, number>()
+      for (const [key, operation] of ops) latest.set(key, put(key, '{}', operation))
+      const expected = [...latest].filter(([, rev]) => rev > from).sort(([, a], [, b]) => a - b)
+      expect([...c.changesSince(from)]).toEqual(expected)
+    }))
   })
 })

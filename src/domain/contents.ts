@@ -6,7 +6,7 @@ import { fieldsOf, parseKey, type What } from './buckets.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from './cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
-import { SortedKeys } from './sorted-keys.js'
+import { SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -49,18 +49,18 @@ export class Contents {
   readonly outOfShape = new Map<string, OutOfShapeEntry>()
   /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
   readonly deletions = new Map<string, number>()
-  /** Every change in revision order: what `since` reads. */
-  readonly log = new ChangeLog()
+  /** Every change in revision order, a key the entries name by its slot: what `since` reads (through `changesSince`). */
+  private readonly log = new ChangeLog<number | string>()
   revision = 0
   /** The last revision that put or deleted an out-of-shape key. */
   oddRevision = 0
   /** The generation as cursors name it (SPEC §8). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
-  all: SortedKeys | undefined
+  all: SortedSlots | undefined
   oddKeys = new SortedKeys()
   /** Keyed by the positions arrays of INDEXES themselves. */
-  private readonly indexes = new Map<readonly number[], Map<string, SortedKeys>>()
+  private readonly indexes = new Map<readonly number[], Map<string, SortedSlots>>()
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
@@ -71,9 +71,17 @@ export class Contents {
     return this.all !== undefined
   }
 
+  /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
+  * changesSince (revision: number): Generator<[key: string, revision: number]> {
+    for (const [ref, rev] of this.log.since(revision, this.currentOf)) yield [typeof ref === 'number' ? this.entries.keyAt(ref) : ref, rev]
+  }
+
   /** The revision of a key's latest change, whether it put or deleted it. */
   readonly current = (key: string): number | undefined =>
     this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
+
+  private readonly currentOf = (ref: number | string): number | undefined =>
+    this.current(typeof ref === 'number' ? this.entries.keyAt(ref) : ref)
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: KvChange): void {
@@ -85,8 +93,8 @@ export class Contents {
     this.change(key, revision, put, e)
     if (put) this.deletions.delete(key)
     else this.deletions.set(key, revision)
-    this.log.record(key, revision)
-    this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.current)
+    this.log.record(this.entries.slotOf(key) ?? key, revision)
+    this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.currentOf)
   }
 
   private change (key: string, revision: number, put: boolean, e: KvChange): void {
@@ -108,7 +116,8 @@ export class Contents {
       return
     }
     this.entries.add(key, revision, e.value, e.created.getTime())
-    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key))
+    const slot = this.entries.slotOf(key) as number
+    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, slot))
   }
 
   private changeOutOfShape (key: string, revision: number, put: boolean, reason: string | undefined): void {
@@ -131,16 +140,16 @@ export class Contents {
   }
 
   /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
-  private index (fields: readonly string[], revision: number, change?: (set: SortedKeys) => void): void {
-    const all = this.all as SortedKeys
+  private index (fields: readonly string[], revision: number, change?: (set: SortedSlots) => void): void {
+    const all = this.all as SortedSlots
     if (change) change(all)
     all.revision = Math.max(all.revision, revision)
     for (const positions of INDEXES[this.what]) {
-      const byValue = this.indexes.get(positions) as Map<string, SortedKeys>
+      const byValue = this.indexes.get(positions) as Map<string, SortedSlots>
       const value = indexValue(fields, positions)
       let set = byValue.get(value)
       // An emptied set stays: its revision is what an answer narrowed to it reflects.
-      if (!set) byValue.set(value, (set = new SortedKeys()))
+      if (!set) byValue.set(value, (set = new SortedSlots(this.entries.keyAt)))
       if (change) change(set)
       set.revision = Math.max(set.revision, revision)
     }
@@ -159,28 +168,36 @@ export class Contents {
   buildIndexes (): void {
     const sorted = [...this.entries.keys()].sort()
     // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
+    const slots = Int32Array.from(sorted, (key) => this.entries.slotOf(key) as number)
     const fields = sorted.map((key) => fieldsOf(this.what, key))
-    const revisions = sorted.map((key) => this.entries.revision(key) as number)
+    const revisions = Float64Array.from(slots, (slot) => this.entries.revisionAt(slot))
+    const keyAt = this.entries.keyAt
     for (const positions of INDEXES[this.what]) {
-      const byValue = new Map<string, SortedKeys>()
-      // Keys in order come in runs of one value (one node's keys, one module's): the set of the key
-      // before is most often this key's too.
+      // Each set's members gathered, then held as slots. Keys in order come in runs of one value (one
+      // node's keys, one module's): the set of the key before is most often this key's too.
+      const members = new Map<string, { slots: number[], revision: number }>()
       let last = ''
-      let set: SortedKeys | undefined
+      let set: { slots: number[], revision: number } | undefined
       for (let i = 0; i < sorted.length; i++) {
         const value = indexValue(fields[i] as string[], positions)
         if (set === undefined || value !== last) {
-          set = byValue.get(value)
-          if (!set) byValue.set(value, (set = new SortedKeys()))
+          set = members.get(value)
+          if (!set) members.set(value, (set = { slots: [], revision: 0 }))
           last = value
         }
-        set.push(sorted[i] as string)
+        set.slots.push(slots[i] as number)
         set.revision = Math.max(set.revision, revisions[i] as number)
+      }
+      const byValue = new Map<string, SortedSlots>()
+      for (const [value, { slots, revision }] of members) {
+        const held = new SortedSlots(keyAt, Int32Array.from(slots))
+        held.revision = revision
+        byValue.set(value, held)
       }
       this.indexes.set(positions, byValue)
     }
     this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
-    this.all = new SortedKeys(sorted)
+    this.all = new SortedSlots(keyAt, slots)
     this.all.revision = this.revision
     for (const [key, revision] of this.deletions) {
       const parsed = parseKey(this.what, key)
@@ -193,11 +210,11 @@ export class Contents {
    * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
    * position), and whether every key in it matches (then no entry need be checked).
    */
-  candidates (filter: ReadonlyMap<number, string>): { set: SortedKeys, exact: boolean } {
-    let best: { set: SortedKeys, exact: boolean } = { set: this.all as SortedKeys, exact: filter.size === 0 }
+  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean } {
+    let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedKeys()
+      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedSlots(this.entries.keyAt)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }

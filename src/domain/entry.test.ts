@@ -9,7 +9,7 @@ function put (entries: Entries, key: string, revision: number, value: Uint8Array
   if (!entries.update(key, revision, value, at)) entries.add(key, revision, value, at)
 }
 
-test('entries answer the last value, revision and time put under each key, through slot reuse and compaction', () => {
+test('entries answer the last value, revision and time put under each key, through deletions and compaction', () => {
   const op = fc.record({ key: fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'n2.b'), value: fc.option(fc.json({ maxDepth: 2 }), { nil: undefined }) })
   fc.assert(fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
     const entries = new Entries('applied')
@@ -63,4 +63,18 @@ test('entries past a page of the columns and a slab of values, and a value longe
   for (let k = 0; k < 20_000; k++) {
     expect(entries.get(`k${k}`)?.json).toBe(`{"key":"k${k}","kind":"k${k}","value":${value(k)},"revision":${k + 1},"updated":"${new Date(updated + k).toISOString()}"}`)
   }
+})
+
+test('a deleted key keeps its slot and its key, is no longer held, and takes its slot again when put', () => {
+  const entries = new Entries('registry')
+  put(entries, 'a', 1, utf8.encode('1'))
+  put(entries, 'b', 2, utf8.encode('2'))
+  const slot = entries.slotOf('a') as number
+  expect(entries.delete('a')).toBe(true)
+  expect(entries.delete('a')).toBe(false)
+  expect([entries.size, entries.has('a'), entries.get('a'), entries.revision('a'), [...entries.keys()]]).toEqual([1, false, undefined, undefined, ['b']])
+  expect([entries.slotOf('a'), entries.keyAt(slot)]).toEqual([slot, 'a'])
+  expect(entries.update('a', 3, utf8.encode('3'), updated)).toBe(false)
+  put(entries, 'a', 4, utf8.encode('4'))
+  expect([entries.slotOf('a'), entries.size, entries.revision('a'), JSON.parse(entries.get('a')?.json as string).value]).toEqual([slot, 2, 4, 4])
 })

@@ -8,7 +8,7 @@ import { isUtf8 } from 'node:buffer'
 import { fieldsOf, FIELDS, isDecoded, type What } from './buckets.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */
-const enum Known { unread = 0, json = 1, notJson = 2, notUtf8 = 3 }
+const enum Known { unread = 0, json = 1, notJson = 2, notUtf8 = 3, deleted = 4 }
 
 /** The JSON of one value: `"value":…` when it is JSON, else `raw`/`rawBase64` and `problem`. */
 function valueJson (bytes: Buffer, known: Known): { json: string, known: Known } {
@@ -83,12 +83,16 @@ const SLAB = 256 * 1024
 const OWN_SLAB = SLAB / 4
 const EMPTY = Buffer.alloc(0)
 
-/** The in-shape entries of one generation of a bucket, by key. */
+/**
+ * The in-shape entries of one generation of a bucket, by key. Every key put in the generation keeps
+ * its slot, deleted or not (as the bucket keeps its deletion marker), so that the indexes and the
+ * change log can name a key by its slot.
+ */
 export class Entries {
   private readonly slots = new Map<string, number>()
-  /** Slots given back by deleted keys, taken again by new ones. */
-  private readonly free: number[] = []
-  private used = 0
+  /** Each slot's key. */
+  private readonly keyOf: string[] = []
+  private live = 0
   /** Per slot: revision and write time (ms), two numbers a slot. */
   private readonly times: Float64Array[] = []
   /** Per slot: the slab of its value, the value's start in it and its length, three numbers a slot. */
@@ -106,30 +110,47 @@ export class Entries {
   constructor (readonly what: What) {}
 
   get size (): number {
-    return this.slots.size
+    return this.live
   }
 
-  keys (): IterableIterator<string> {
-    return this.slots.keys()
+  /** The keys held. */
+  * keys (): Generator<string> {
+    for (const [key, slot] of this.slots) if (this.holds(slot)) yield key
   }
 
   has (key: string): boolean {
-    return this.slots.has(key)
+    return this.liveSlot(key) !== undefined
   }
 
   get (key: string): StoredEntry | undefined {
-    const slot = this.slots.get(key)
+    const slot = this.liveSlot(key)
     return slot === undefined ? undefined : new StoredEntry(this, key, slot)
   }
 
   revision (key: string): number | undefined {
-    const slot = this.slots.get(key)
+    const slot = this.liveSlot(key)
     return slot === undefined ? undefined : this.revisionAt(slot)
+  }
+
+  /** The slot of a key put in this generation, held or deleted since. */
+  slotOf (key: string): number | undefined {
+    return this.slots.get(key)
+  }
+
+  readonly keyAt = (slot: number): string => this.keyOf[slot] as string
+
+  private holds (slot: number): boolean {
+    return (this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] !== Known.deleted
+  }
+
+  private liveSlot (key: string): number | undefined {
+    const slot = this.slots.get(key)
+    return slot === undefined || !this.holds(slot) ? undefined : slot
   }
 
   /** Puts a new value of a key held, copied (it may be a view into the connection's read buffer); false when the key is not held. */
   update (key: string, revision: number, value: Uint8Array, updated: number): boolean {
-    const slot = this.slots.get(key)
+    const slot = this.liveSlot(key)
     if (slot === undefined) return false
     this.liveBytes -= this.lengthAt(slot)
     this.recent.delete(slot)
@@ -137,10 +158,15 @@ export class Entries {
     return true
   }
 
-  /** Puts a key not held yet. */
+  /** Puts a key not held: new, or deleted since it was put (it takes its slot again). */
   add (key: string, revision: number, value: Uint8Array, updated: number): void {
-    const slot = this.free.pop() ?? this.grow()
-    this.slots.set(key, slot)
+    let slot = this.slots.get(key)
+    if (slot === undefined) {
+      slot = this.grow()
+      this.slots.set(key, slot)
+      this.keyOf.push(key)
+    }
+    this.live++
     this.write(slot, revision, value, updated)
   }
 
@@ -188,13 +214,13 @@ export class Entries {
   }
 
   delete (key: string): boolean {
-    const slot = this.slots.get(key)
+    const slot = this.liveSlot(key)
     if (slot === undefined) return false
-    this.slots.delete(key)
+    this.live--
     this.liveBytes -= this.lengthAt(slot)
     ;(this.places[slot >>> PAGE_BITS] as Uint32Array)[3 * (slot & (PAGE - 1)) + 2] = 0
+    ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = Known.deleted
     this.recent.delete(slot)
-    this.free.push(slot)
     return true
   }
 
@@ -234,7 +260,7 @@ export class Entries {
 
   /** A new slot at the end, with a new page of the columns when the last one is full. */
   private grow (): number {
-    const slot = this.used++
+    const slot = this.keyOf.length
     if ((slot & (PAGE - 1)) === 0) {
       this.times.push(new Float64Array(2 * PAGE))
       this.places.push(new Uint32Array(3 * PAGE))

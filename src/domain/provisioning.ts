@@ -196,7 +196,7 @@ function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json
  * entry, a deletion, or an out-of-shape key put.
  */
 function * changesAfter (contents: Contents, what: What, n: Narrowing, since: number): Generator<Change & { entry?: StoredEntry }> {
-  for (const [key, revision] of contents.log.since(since, contents.current)) {
+  for (const [key, revision] of contents.changesSince(since)) {
     const entry = contents.entries.get(key)
     if (entry !== undefined) {
       if (n.matches(entry.fields)) yield { type: 'put', json: entry.json, revision, entry }

@@ -26,11 +26,6 @@ export class SortedKeys {
     return partitionPoint(this.keys, (k) => k < key)
   }
 
-  /** Adds a key greater than every key held: how a set is filled in order. */
-  push (key: string): void {
-    this.keys.push(key)
-  }
-
   add (key: string): void {
     const at = this.lowerBound(key)
     if (this.keys[at] !== key) this.keys.splice(at, 0, key)
@@ -43,5 +38,82 @@ export class SortedKeys {
 
   at (i: number): string | undefined {
     return this.keys[i]
+  }
+}
+
+/** What an answer pages through: keys in code-unit order, and the last revision that changed them. */
+export interface KeySet {
+  readonly size: number
+  readonly revision: number
+  /** The position of the first key greater than `key` (the start of the page after it). */
+  upperBound: (key: string) => number
+  at: (i: number) => string | undefined
+}
+
+/**
+ * A sorted set of slots of keys another structure holds (the bucket's entries), in their keys'
+ * code-unit order: 4 bytes a member, where a set of keys holds an 8-byte pointer (a needs entry is
+ * in six sets).
+ */
+export class SortedSlots implements KeySet {
+  private slots: Int32Array
+  private length: number
+  revision = 0
+
+  /** Takes ownership of `sorted`: slots whose keys are in order and without repeats. */
+  constructor (private readonly keyAt: (slot: number) => string, sorted: Int32Array = new Int32Array(0)) {
+    this.slots = sorted
+    this.length = sorted.length
+  }
+
+  get size (): number {
+    return this.length
+  }
+
+  at (i: number): string | undefined {
+    return i < this.length ? this.keyAt(this.slots[i] as number) : undefined
+  }
+
+  upperBound (key: string): number {
+    let lo = 0
+    let hi = this.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.keyAt(this.slots[mid] as number) <= key) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  private lowerBound (key: string): number {
+    let lo = 0
+    let hi = this.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.keyAt(this.slots[mid] as number) < key) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** Adds the slot of `key` unless the set holds `key`. */
+  add (key: string, slot: number): void {
+    const at = this.lowerBound(key)
+    if (at < this.length && this.keyAt(this.slots[at] as number) === key) return
+    if (this.length === this.slots.length) {
+      const more = new Int32Array(Math.max(8, Math.ceil(this.length * 1.5)))
+      more.set(this.slots)
+      this.slots = more
+    }
+    this.slots.copyWithin(at + 1, at, this.length)
+    this.slots[at] = slot
+    this.length++
+  }
+
+  delete (key: string): void {
+    const at = this.lowerBound(key)
+    if (at === this.length || this.keyAt(this.slots[at] as number) !== key) return
+    this.slots.copyWithin(at, at + 1, this.length)
+    this.length--
   }
 }
