@@ -73,7 +73,7 @@ export class Contents {
 
   /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
   * changesSince (revision: number): Generator<[key: string, revision: number]> {
-    for (const [ref, rev] of this.log.since(revision, this.currentOf)) yield [typeof ref === 'number' ? this.entries.keyAt(ref) : ref, rev]
+    for (const [ref, rev] of this.log.since(revision, this.currentOf)) yield [typeof ref === 'number' ? this.entries.keys.keyAt(ref) : ref, rev]
   }
 
   /** The revision of a key's latest change, whether it put or deleted it. */
@@ -81,7 +81,7 @@ export class Contents {
     this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
 
   private readonly currentOf = (ref: number | string): number | undefined =>
-    this.current(typeof ref === 'number' ? this.entries.keyAt(ref) : ref)
+    this.current(typeof ref === 'number' ? this.entries.keys.keyAt(ref) : ref)
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: KvChange): void {
@@ -149,7 +149,7 @@ export class Contents {
       const value = indexValue(fields, positions)
       let set = byValue.get(value)
       // An emptied set stays: its revision is what an answer narrowed to it reflects.
-      if (!set) byValue.set(value, (set = new SortedSlots(this.entries.keyAt)))
+      if (!set) byValue.set(value, (set = new SortedSlots(this.entries.keys)))
       if (change) change(set)
       set.revision = Math.max(set.revision, revision)
     }
@@ -166,12 +166,12 @@ export class Contents {
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
   buildIndexes (): void {
-    const sorted = [...this.entries.keys()].sort()
+    const sorted = [...this.entries.held()].sort()
     // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
     const slots = Int32Array.from(sorted, (key) => this.entries.slotOf(key) as number)
     const fields = sorted.map((key) => fieldsOf(this.what, key))
     const revisions = Float64Array.from(slots, (slot) => this.entries.revisionAt(slot))
-    const keyAt = this.entries.keyAt
+    const keys = this.entries.keys
     for (const positions of INDEXES[this.what]) {
       // Each set's members gathered, then held as slots. Keys in order come in runs of one value (one
       // node's keys, one module's): the set of the key before is most often this key's too.
@@ -190,14 +190,14 @@ export class Contents {
       }
       const byValue = new Map<string, SortedSlots>()
       for (const [value, { slots, revision }] of members) {
-        const held = new SortedSlots(keyAt, Int32Array.from(slots))
+        const held = new SortedSlots(keys, Int32Array.from(slots))
         held.revision = revision
         byValue.set(value, held)
       }
       this.indexes.set(positions, byValue)
     }
     this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
-    this.all = new SortedSlots(keyAt, slots)
+    this.all = new SortedSlots(keys, slots)
     this.all.revision = this.revision
     for (const [key, revision] of this.deletions) {
       const parsed = parseKey(this.what, key)
@@ -214,7 +214,7 @@ export class Contents {
     let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedSlots(this.entries.keyAt)
+      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedSlots(this.entries.keys)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }

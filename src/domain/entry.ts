@@ -6,6 +6,7 @@
 
 import { isUtf8 } from 'node:buffer'
 import { fieldsOf, FIELDS, isDecoded, type What } from './buckets.js'
+import { KeyTable } from './key-table.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */
 const enum Known { unread = 0, json = 1, notJson = 2, notUtf8 = 3, deleted = 4 }
@@ -89,9 +90,8 @@ const EMPTY = Buffer.alloc(0)
  * change log can name a key by its slot.
  */
 export class Entries {
-  private readonly slots = new Map<string, number>()
-  /** Each slot's key. */
-  private readonly keyOf: string[] = []
+  /** Every key put in the generation, by slot. */
+  readonly keys = new KeyTable()
   private live = 0
   /** Per slot: revision and write time (ms), two numbers a slot. */
   private readonly times: Float64Array[] = []
@@ -114,8 +114,8 @@ export class Entries {
   }
 
   /** The keys held. */
-  * keys (): Generator<string> {
-    for (const [key, slot] of this.slots) if (this.holds(slot)) yield key
+  * held (): Generator<string> {
+    for (let slot = 0; slot < this.keys.size; slot++) if (this.holds(slot)) yield this.keys.keyAt(slot)
   }
 
   has (key: string): boolean {
@@ -134,17 +134,15 @@ export class Entries {
 
   /** The slot of a key put in this generation, held or deleted since. */
   slotOf (key: string): number | undefined {
-    return this.slots.get(key)
+    return this.keys.slotOf(key)
   }
-
-  readonly keyAt = (slot: number): string => this.keyOf[slot] as string
 
   private holds (slot: number): boolean {
     return (this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] !== Known.deleted
   }
 
   private liveSlot (key: string): number | undefined {
-    const slot = this.slots.get(key)
+    const slot = this.keys.slotOf(key)
     return slot === undefined || !this.holds(slot) ? undefined : slot
   }
 
@@ -160,11 +158,10 @@ export class Entries {
 
   /** Puts a key not held: new, or deleted since it was put (it takes its slot again). */
   add (key: string, revision: number, value: Uint8Array, updated: number): void {
-    let slot = this.slots.get(key)
+    let slot = this.keys.slotOf(key)
     if (slot === undefined) {
-      slot = this.grow()
-      this.slots.set(key, slot)
-      this.keyOf.push(key)
+      slot = this.keys.add(key)
+      this.grow(slot)
     }
     this.live++
     this.write(slot, revision, value, updated)
@@ -258,15 +255,13 @@ export class Entries {
     return json
   }
 
-  /** A new slot at the end, with a new page of the columns when the last one is full. */
-  private grow (): number {
-    const slot = this.keyOf.length
+  /** Room for a new slot at the end: a new page of the columns when the last one is full. */
+  private grow (slot: number): void {
     if ((slot & (PAGE - 1)) === 0) {
       this.times.push(new Float64Array(2 * PAGE))
       this.places.push(new Uint32Array(3 * PAGE))
       this.known.push(new Uint8Array(PAGE))
     }
-    return slot
   }
 
   /**
@@ -279,7 +274,7 @@ export class Entries {
     this.slab = -1
     this.end = SLAB
     this.heldBytes = 0
-    for (const slot of this.slots.values()) {
+    for (let slot = 0; slot < this.keys.size; slot++) {
       const places = this.places[slot >>> PAGE_BITS] as Uint32Array
       const at = 3 * (slot & (PAGE - 1))
       const length = places[at + 2] as number

@@ -22,7 +22,8 @@ test('a set of slots keeps its keys in code-unit order without repeats, whatever
     // Slots as a keyed structure gives them: one a key, for good.
     const slotOf = new Map<string, number>()
     const keys: string[] = []
-    const set = new SortedSlots((slot) => keys[slot] as string)
+    const keyAt = (slot: number): string => keys[slot] as string
+    const set = new SortedSlots({ keyAt, compareAt: (slot, key) => keyAt(slot) < key ? -1 : keyAt(slot) > key ? 1 : 0 })
     const model = new Set<string>()
     for (const [add, key] of ops) {
       if (!slotOf.has(key)) slotOf.set(key, keys.push(key) - 1)

@@ -50,6 +50,12 @@ export interface KeySet {
   at: (i: number) => string | undefined
 }
 
+/** Keys held by slot elsewhere: each slot's key, and how it compares with a key (its sign). */
+export interface KeysBySlot {
+  keyAt: (slot: number) => string
+  compareAt: (slot: number, key: string) => number
+}
+
 /**
  * A sorted set of slots of keys another structure holds (the bucket's entries), in their keys'
  * code-unit order: 4 bytes a member, where a set of keys holds an 8-byte pointer (a needs entry is
@@ -61,7 +67,7 @@ export class SortedSlots implements KeySet {
   revision = 0
 
   /** Takes ownership of `sorted`: slots whose keys are in order and without repeats. */
-  constructor (private readonly keyAt: (slot: number) => string, sorted: Int32Array = new Int32Array(0)) {
+  constructor (private readonly keys: KeysBySlot, sorted: Int32Array = new Int32Array(0)) {
     this.slots = sorted
     this.length = sorted.length
   }
@@ -71,7 +77,7 @@ export class SortedSlots implements KeySet {
   }
 
   at (i: number): string | undefined {
-    return i < this.length ? this.keyAt(this.slots[i] as number) : undefined
+    return i < this.length ? this.keys.keyAt(this.slots[i] as number) : undefined
   }
 
   upperBound (key: string): number {
@@ -79,7 +85,7 @@ export class SortedSlots implements KeySet {
     let hi = this.length
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if (this.keyAt(this.slots[mid] as number) <= key) lo = mid + 1
+      if (this.keys.compareAt(this.slots[mid] as number, key) <= 0) lo = mid + 1
       else hi = mid
     }
     return lo
@@ -90,7 +96,7 @@ export class SortedSlots implements KeySet {
     let hi = this.length
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if (this.keyAt(this.slots[mid] as number) < key) lo = mid + 1
+      if (this.keys.compareAt(this.slots[mid] as number, key) < 0) lo = mid + 1
       else hi = mid
     }
     return lo
@@ -99,7 +105,7 @@ export class SortedSlots implements KeySet {
   /** Adds the slot of `key` unless the set holds `key`. */
   add (key: string, slot: number): void {
     const at = this.lowerBound(key)
-    if (at < this.length && this.keyAt(this.slots[at] as number) === key) return
+    if (at < this.length && this.keys.compareAt(this.slots[at] as number, key) === 0) return
     if (this.length === this.slots.length) {
       const more = new Int32Array(Math.max(8, Math.ceil(this.length * 1.5)))
       more.set(this.slots)
@@ -112,7 +118,7 @@ export class SortedSlots implements KeySet {
 
   delete (key: string): void {
     const at = this.lowerBound(key)
-    if (at === this.length || this.keyAt(this.slots[at] as number) !== key) return
+    if (at === this.length || this.keys.compareAt(this.slots[at] as number, key) !== 0) return
     this.slots.copyWithin(at, at + 1, this.length)
     this.length--
   }
