@@ -44,7 +44,8 @@ export class KeyTable {
 
   /** Adds a key not added yet, of ASCII characters alone; its slot is the next number. */
   add (key: string): number {
-    if (key.length > SLAB || !/^[\x00-\x7f]*$/.test(key)) throw new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
+    // A key is ASCII when its UTF-8 form is a byte a code unit.
+    if (key.length > SLAB || Buffer.byteLength(key) !== key.length) throw new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
     if (this.count + 1 > this.cells.length * MAX_LOAD) this.rehash(this.cells.length * 2)
     if (this.slabs.length === 0 || this.end + key.length > SLAB) {
       this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
