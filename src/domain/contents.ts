@@ -49,8 +49,11 @@ export class Contents {
   readonly outOfShape = new Map<string, OutOfShapeEntry>()
   /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
   readonly deletions = new Map<string, number>()
-  /** Every change in revision order, a key the entries name by its slot: what `since` reads (through `changesSince`). */
-  private readonly log = new ChangeLog<number | string>()
+  /** Every change in revision order: what `since` reads (through `changesSince`). A key the entries number is named by its slot, any other by `-1 - i`, i its place in `others`. */
+  private readonly log = new ChangeLog()
+  /** The keys of this generation's changes that the entries do not number (out of shape, or deleted and never held): as few as those. */
+  private readonly others: string[] = []
+  private readonly otherNumbers = new Map<string, number>()
   revision = 0
   /** The last revision that put or deleted an out-of-shape key. */
   oddRevision = 0
@@ -73,15 +76,27 @@ export class Contents {
 
   /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
   * changesSince (revision: number): Generator<[key: string, revision: number]> {
-    for (const [ref, rev] of this.log.since(revision, this.currentOf)) yield [typeof ref === 'number' ? this.entries.keys.keyAt(ref) : ref, rev]
+    for (const [n, rev] of this.log.since(revision, this.currentOf)) yield [this.keyOf(n), rev]
+  }
+
+  private keyOf (n: number): string {
+    return n >= 0 ? this.entries.keys.keyAt(n) : this.others[-1 - n] as string
+  }
+
+  /** The number the log names a key by. */
+  private numberOf (key: string): number {
+    const slot = this.entries.slotOf(key)
+    if (slot !== undefined) return slot
+    let n = this.otherNumbers.get(key)
+    if (n === undefined) this.otherNumbers.set(key, (n = -this.others.push(key)))
+    return n
   }
 
   /** The revision of a key's latest change, whether it put or deleted it. */
   readonly current = (key: string): number | undefined =>
     this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
 
-  private readonly currentOf = (ref: number | string): number | undefined =>
-    this.current(typeof ref === 'number' ? this.entries.keys.keyAt(ref) : ref)
+  private readonly currentOf = (n: number): number | undefined => this.current(this.keyOf(n))
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: KvChange): void {
@@ -93,7 +108,7 @@ export class Contents {
     this.change(key, revision, put, e)
     if (put) this.deletions.delete(key)
     else this.deletions.set(key, revision)
-    this.log.record(this.entries.slotOf(key) ?? key, revision)
+    this.log.record(this.numberOf(key), revision)
     this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.currentOf)
   }
 
