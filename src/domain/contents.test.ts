@@ -111,6 +111,31 @@ describe('indexes', () => {
     expect(keysOf(c.oddKeys)).toEqual(['n2.odd'])
   })
 
+  test('node and node with module are ranges of all keys: a node whose name starts another\'s, a value with a dot, revisions kept per value', () => {
+    const c = new Contents('needs', 'gen-1')
+    const put = feeder(c)
+    put('n-1.a.k.x')
+    put('n-10.a.k.y')
+    put('n-1.a-b.k.z')
+    put('n-1.a.b.k')
+    c.buildIndexes()
+    expect(candidates(c, [[0, 'n-1']])).toEqual([['n-1.a-b.k.z', 'n-1.a.b.k', 'n-1.a.k.x'], true])
+    expect(candidates(c, [[0, 'n-1'], [1, 'a']])).toEqual([['n-1.a.b.k', 'n-1.a.k.x'], true])
+    expect(candidates(c, [[0, 'n-1.a']])).toEqual([[], true])
+    expect(candidates(c, [[0, 'n-1'], [1, 'a.b']])).toEqual([[], true])
+    expect(c.revisionFor(new Map([[0, 'n-10']]))).toBe(2)
+    expect(c.revisionFor(new Map([[0, 'n-1'], [1, 'a']]))).toBe(4)
+    const gone = put('n-10.a.k.y', '', 'DEL')
+    put('n-1.a-b.k.z', '{"v":2}')
+    expect(candidates(c, [[0, 'n-10']])).toEqual([[], true])
+    // An emptied node keeps the revision of the change that emptied it; the other node moves alone.
+    expect(c.revisionFor(new Map([[0, 'n-10']]))).toBe(gone)
+    expect(c.revisionFor(new Map([[0, 'n-1'], [1, 'a']]))).toBe(4)
+    expect(c.revisionFor(new Map([[0, 'n-9']]))).toBe(0)
+    const { set } = c.candidates(new Map([[0, 'n-1']]))
+    expect([set.upperBound(''), set.upperBound('n-1.a.b.k'), set.upperBound('n-2')]).toEqual([0, 2, 3])
+  })
+
   test('collect: a collection is indexed by its decoded name', () => {
     const c = new Contents('collect', 'gen-1')
     const put = feeder(c)

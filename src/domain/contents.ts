@@ -2,11 +2,11 @@
 // question cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
-import { fieldsOf, parseKey, type What } from './buckets.js'
+import { FIELDS, fieldsOf, isDecoded, parseKey, type What } from './buckets.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from './cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
-import { SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
+import { KeyRange, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -36,6 +36,15 @@ const INDEXES: Record<What, number[][]> = {
 
 const SEP = '\u0000'
 
+/**
+ * Whether an index's fields lead the key (node; node and module) and are written as they are: its
+ * keys are then one range of all keys in code-unit order (those that start `node.module.`), so it
+ * keeps no set of its own, only each value's revision.
+ */
+function isPrefix (what: What, positions: readonly number[]): boolean {
+  return positions.length < FIELDS[what].length && positions.every((p, i) => p === i && !isDecoded(FIELDS[what][p] as string))
+}
+
 /** An entry's value in one index: the field itself, or the fields joined (no array per entry for one). */
 function indexValue (fields: readonly string[], positions: readonly number[]): string {
   if (positions.length === 1) return fields[positions[0] as number] as string
@@ -64,6 +73,8 @@ export class Contents {
   oddKeys = new SortedKeys()
   /** Keyed by the positions arrays of INDEXES themselves. */
   private readonly indexes = new Map<readonly number[], Map<string, SortedSlots>>()
+  /** The revision of each value of a prefix index (`isPrefix`), keyed as `indexes`: its keys are a range of `all`. */
+  private readonly prefixes = new Map<readonly number[], Map<string, number>>()
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
@@ -160,8 +171,14 @@ export class Contents {
     if (change) change(all)
     all.revision = Math.max(all.revision, revision)
     for (const positions of INDEXES[this.what]) {
-      const byValue = this.indexes.get(positions) as Map<string, SortedSlots>
       const value = indexValue(fields, positions)
+      const revisions = this.prefixes.get(positions)
+      if (revisions !== undefined) {
+        // An emptied range keeps its revision, as an emptied set does.
+        revisions.set(value, Math.max(revisions.get(value) ?? 0, revision))
+        continue
+      }
+      const byValue = this.indexes.get(positions) as Map<string, SortedSlots>
       let set = byValue.get(value)
       // An emptied set stays: its revision is what an answer narrowed to it reflects.
       if (!set) byValue.set(value, (set = new SortedSlots(this.entries.keys)))
@@ -185,9 +202,21 @@ export class Contents {
     // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
     const slots = Int32Array.from(sorted, (key) => this.entries.slotOf(key) as number)
     const fields = sorted.map((key) => fieldsOf(this.what, key))
-    const revisions = Float64Array.from(slots, (slot) => this.entries.revisionAt(slot))
+    const keyRevisions = Float64Array.from(slots, (slot) => this.entries.revisionAt(slot))
     const keys = this.entries.keys
     for (const positions of INDEXES[this.what]) {
+      if (isPrefix(this.what, positions)) {
+        // Keys in order come in runs of one value: one write of the revision a run.
+        const revisions = new Map<string, number>()
+        for (let i = 0; i < sorted.length;) {
+          const value = indexValue(fields[i] as string[], positions)
+          let revision = 0
+          for (; i < sorted.length && indexValue(fields[i] as string[], positions) === value; i++) revision = Math.max(revision, keyRevisions[i] as number)
+          revisions.set(value, revision)
+        }
+        this.prefixes.set(positions, revisions)
+        continue
+      }
       // Each set's members gathered, then held as slots. Keys in order come in runs of one value (one
       // node's keys, one module's): the set of the key before is most often this key's too.
       const members = new Map<string, { slots: number[], revision: number }>()
@@ -201,7 +230,7 @@ export class Contents {
           last = value
         }
         set.slots.push(slots[i] as number)
-        set.revision = Math.max(set.revision, revisions[i] as number)
+        set.revision = Math.max(set.revision, keyRevisions[i] as number)
       }
       const byValue = new Map<string, SortedSlots>()
       for (const [value, { slots, revision }] of members) {
@@ -229,10 +258,23 @@ export class Contents {
     let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedSlots(this.entries.keys)
+      const values = positions.map((p) => filter.get(p) as string)
+      const set = this.prefixes.has(positions)
+        ? this.range(values, this.prefixes.get(positions)?.get(values.join(SEP)) ?? 0)
+        : this.indexes.get(positions)?.get(values.join(SEP)) ?? new SortedSlots(this.entries.keys)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }
     return best
+  }
+
+  /** The keys of `all` that start with the tokens `values`, and the revision of that prefix index's set. */
+  private range (values: readonly string[], revision: number): KeySet {
+    const all = this.all as SortedSlots
+    // A value with a dot would read as more than one token; no in-shape key has it.
+    if (values.some((v) => v.includes('.'))) return new KeyRange(all, 0, 0, revision)
+    // Keys that start `a.b.` are those from `a.b.` on and before `a.b/` ('/' follows '.').
+    const prefix = values.join('.')
+    return new KeyRange(all, all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`), revision)
   }
 }

@@ -91,7 +91,8 @@ export class SortedSlots implements KeySet {
     return lo
   }
 
-  private lowerBound (key: string): number {
+  /** The position of the first key not less than `key`. */
+  lowerBound (key: string): number {
     let lo = 0
     let hi = this.length
     while (lo < hi) {
@@ -121,5 +122,22 @@ export class SortedSlots implements KeySet {
     if (at === this.length || this.keys.compareAt(this.slots[at] as number, key) !== 0) return
     this.slots.copyWithin(at, at + 1, this.length)
     this.length--
+  }
+}
+
+/** The keys of a sorted set from position `lo` up to `hi`: one node's keys, in the set of all keys. */
+export class KeyRange implements KeySet {
+  constructor (private readonly set: KeySet, private readonly lo: number, private readonly hi: number, readonly revision: number) {}
+
+  get size (): number {
+    return this.hi - this.lo
+  }
+
+  at (i: number): string | undefined {
+    return i < this.hi - this.lo ? this.set.at(this.lo + i) : undefined
+  }
+
+  upperBound (key: string): number {
+    return Math.min(Math.max(this.set.upperBound(key), this.lo), this.hi) - this.lo
   }
 }
