@@ -94,10 +94,8 @@ export class Contents {
     return n >= 0 ? this.entries.keys.keyAt(n) : this.others[-1 - n] as string
   }
 
-  /** The number the log names a key by. */
-  private numberOf (key: string): number {
-    const slot = this.entries.slotOf(key)
-    if (slot !== undefined) return slot
+  /** The number the log names a key the entries do not number by. */
+  private otherNumber (key: string): number {
     let n = this.otherNumbers.get(key)
     if (n === undefined) this.otherNumbers.set(key, (n = -this.others.push(key)))
     return n
@@ -116,34 +114,38 @@ export class Contents {
     this.revision = revision
     const key = e.key
     const put = e.operation === 'PUT'
-    this.change(key, revision, put, e)
+    const n = this.change(key, revision, put, e)
     if (put) this.deletions.delete(key)
     else this.deletions.set(key, revision)
-    this.log.record(this.numberOf(key), revision)
+    this.log.record(n, revision)
     this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.currentOf)
   }
 
-  private change (key: string, revision: number, put: boolean, e: KvChange): void {
+  /** Applies a change to what is held and the indexes; gives the number the log names its key by. */
+  private change (key: string, revision: number, put: boolean, e: KvChange): number {
     // A key's shape, fields and places in the indexes follow from the key alone: a key seen before
     // keeps them, and only a new or a removed key changes the indexes' members.
-    if (put ? this.entries.update(key, revision, e.value, e.created.getTime()) : this.entries.delete(key)) {
+    const slot = this.entries.slotOf(key)
+    if (slot !== undefined && this.entries.holds(slot)) {
+      if (put) this.entries.update(slot, revision, e.value, e.created.getTime())
+      else this.entries.delete(slot)
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
-      return
+      return slot
     }
     const odd = this.outOfShape.get(key)
     if (odd !== undefined || !put) {
-      // An out-of-shape key, or the deletion of a key this generation never held: no index holds it.
+      // An out-of-shape key, or the deletion of a key this generation does not hold: no index holds it.
       this.changeOutOfShape(key, revision, put, odd?.reason)
-      return
+      return slot ?? this.otherNumber(key)
     }
     const parsed = parseKey(this.what, key)
     if (!parsed.ok) {
       this.changeOutOfShape(key, revision, put, parsed.reason)
-      return
+      return this.otherNumber(key)
     }
-    this.entries.add(key, revision, e.value, e.created.getTime())
-    const slot = this.entries.slotOf(key) as number
-    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, slot))
+    const added = this.entries.add(key, slot, revision, e.value, e.created.getTime())
+    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, added))
+    return added
   }
 
   private changeOutOfShape (key: string, revision: number, put: boolean, reason: string | undefined): void {

@@ -137,7 +137,8 @@ export class Entries {
     return this.keys.slotOf(key)
   }
 
-  private holds (slot: number): boolean {
+  /** Whether the key of `slot` is held (not deleted since it was put). */
+  holds (slot: number): boolean {
     return (this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] !== Known.deleted
   }
 
@@ -146,25 +147,25 @@ export class Entries {
     return slot === undefined || !this.holds(slot) ? undefined : slot
   }
 
-  /** Puts a new value of a key held, copied (it may be a view into the connection's read buffer); false when the key is not held. */
-  update (key: string, revision: number, value: Uint8Array, updated: number): boolean {
-    const slot = this.liveSlot(key)
-    if (slot === undefined) return false
+  /** Puts a new value of the key held in `slot`, copied (it may be a view into the connection's read buffer). */
+  update (slot: number, revision: number, value: Uint8Array, updated: number): void {
     this.liveBytes -= this.lengthAt(slot)
     this.recent.delete(slot)
     this.write(slot, revision, value, updated)
-    return true
   }
 
-  /** Puts a key not held: new, or deleted since it was put (it takes its slot again). */
-  add (key: string, revision: number, value: Uint8Array, updated: number): void {
-    let slot = this.keys.slotOf(key)
+  /**
+   * Puts a key not held and gives its slot: `slot` is its slot when it has one (it was deleted since
+   * it was put), else a new one is made. The caller looked it up already: a lookup hashes the key.
+   */
+  add (key: string, slot: number | undefined, revision: number, value: Uint8Array, updated: number): number {
     if (slot === undefined) {
       slot = this.keys.add(key)
       this.grow(slot)
     }
     this.live++
     this.write(slot, revision, value, updated)
+    return slot
   }
 
   private write (slot: number, revision: number, value: Uint8Array, updated: number): void {
@@ -210,15 +211,13 @@ export class Entries {
     return this.slabs.length - 1
   }
 
-  delete (key: string): boolean {
-    const slot = this.liveSlot(key)
-    if (slot === undefined) return false
+  /** Deletes the key held in `slot`; it keeps the slot. */
+  delete (slot: number): void {
     this.live--
     this.liveBytes -= this.lengthAt(slot)
     ;(this.places[slot >>> PAGE_BITS] as Uint32Array)[3 * (slot & (PAGE - 1)) + 2] = 0
     ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = Known.deleted
     this.recent.delete(slot)
-    return true
   }
 
   revisionAt (slot: number): number {
