@@ -113,11 +113,6 @@ export class Entries {
     return this.live
   }
 
-  /** The keys held. */
-  * held (): Generator<string> {
-    for (let slot = 0; slot < this.keys.size; slot++) if (this.holds(slot)) yield this.keys.keyAt(slot)
-  }
-
   has (key: string): boolean {
     return this.liveSlot(key) !== undefined
   }

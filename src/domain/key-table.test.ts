@@ -39,3 +39,22 @@ test('holds keys past its first table, a page of places and a slab of bytes', ()
 test('refuses a key that is not ASCII: its bytes would not be its characters', () => {
   expect(() => new KeyTable().add('n\u00e9.a')).toThrow(/ASCII/)
 })
+
+test('sorted gives the keys wanted in code-unit order with their slots', () => {
+  const token = fc.string({ unit: fc.constantFrom('a', 'b', 'A', '0', '-', '/', '=', '_', '.'), maxLength: 5 })
+  fc.assert(fc.property(fc.uniqueArray(token, { maxLength: 100 }), fc.integer({ min: 1, max: 3 }), (keys, every) => {
+    const table = new KeyTable()
+    for (const key of keys) table.add(key)
+    const wanted = (slot: number): boolean => slot % every === 0
+    const expected = keys.filter((_, slot) => wanted(slot)).sort()
+    const { keys: sorted, slots } = table.sorted(wanted)
+    expect(sorted).toEqual(expected)
+    expect([...slots]).toEqual(expected.map((key) => table.slotOf(key)))
+  }))
+  const table = new KeyTable()
+  for (let i = 0; i < 70_000; i++) table.add(`k${(i * 7919) % 70_000}`)
+  const { keys, slots } = table.sorted(() => true)
+  expect(keys).toEqual([...keys].sort())
+  // Slots past 65535 use a third byte of the tag.
+  expect(Array.from(slots, (slot) => table.keyAt(slot))).toEqual(keys)
+})

@@ -84,6 +84,35 @@ export class KeyTable {
     return length - key.length
   }
 
+  /**
+   * The keys of the slots `wanted` takes, in code-unit order, with their slots. One native sort of
+   * strings, each carrying its slot past the sort in five characters after it: a NUL, below every
+   * character of a key, so that the order is the keys' own, then the slot's four bytes.
+   */
+  sorted (wanted: (slot: number) => boolean): { keys: string[], slots: Int32Array } {
+    const scratch = Buffer.allocUnsafe(SLAB + 5)
+    const tagged: string[] = []
+    for (let slot = 0; slot < this.count; slot++) {
+      if (!wanted(slot)) continue
+      const places = this.places[slot >>> PAGE_BITS] as Uint32Array
+      const start = places[2 * (slot & (PAGE - 1))] as number
+      const length = places[2 * (slot & (PAGE - 1)) + 1] as number
+      const offset = start & (SLAB - 1)
+      ;(this.slabs[start >>> SLAB_BITS] as Buffer).copy(scratch, 0, offset, offset + length)
+      scratch[length] = 0
+      scratch.writeUInt32BE(slot, length + 1)
+      tagged.push(scratch.toString('latin1', 0, length + 5))
+    }
+    tagged.sort()
+    const slots = new Int32Array(tagged.length)
+    const keys = tagged.map((t, i) => {
+      const n = t.length
+      slots[i] = ((t.charCodeAt(n - 4) << 24) | (t.charCodeAt(n - 3) << 16) | (t.charCodeAt(n - 2) << 8) | t.charCodeAt(n - 1))
+      return t.slice(0, n - 5)
+    })
+    return { keys, slots }
+  }
+
   private equals (slot: number, key: string): boolean {
     const places = this.places[slot >>> PAGE_BITS] as Uint32Array
     return places[2 * (slot & (PAGE - 1)) + 1] === key.length && this.compareAt(slot, key) === 0
