@@ -122,6 +122,11 @@ export class Entries {
     return slot === undefined ? undefined : new StoredEntry(this, key, slot)
   }
 
+  /** The entry held in `slot`. */
+  at (slot: number): StoredEntry {
+    return new StoredEntry(this, this.keys.keyAt(slot), slot)
+  }
+
   revision (key: string): number | undefined {
     const slot = this.liveSlot(key)
     return slot === undefined ? undefined : this.revisionAt(slot)

@@ -172,7 +172,7 @@ function countOf (contents: Contents, n: Narrowing): number {
   const { set, exact } = contents.candidates(n.positions)
   if (exact) return set.size
   let total = 0
-  for (let i = 0; i < set.size; i++) if (n.matches((contents.entries.get(set.at(i) as string) as StoredEntry).fields)) total++
+  for (let i = 0; i < set.size; i++) if (n.matches(contents.entries.at(set.slotAt(i)).fields)) total++
   return total
 }
 
@@ -274,7 +274,7 @@ export function createProvisioning (views: Views): Provisioning {
     let next: string | undefined
     const start = exact && after !== undefined ? set.upperBound(after) : 0
     for (let i = start; i < set.size; i++) {
-      const e = contents.entries.get(set.at(i) as string) as StoredEntry
+      const e = contents.entries.at(set.slotAt(i))
       if (!exact && !n.matches(e.fields)) continue
       total++
       if (after !== undefined && e.key <= after) continue
@@ -345,7 +345,7 @@ export function createProvisioning (views: Views): Provisioning {
       let next: string | undefined
       let last = after
       for (let i = exact && after !== undefined ? set.upperBound(after) : 0; i < set.size; i++) {
-        const e = contents.entries.get(set.at(i) as string) as StoredEntry
+        const e = contents.entries.at(set.slotAt(i))
         if (!exact && !n.matches(e.fields)) continue
         if (after !== undefined && e.key <= after) continue
         if (entries.length === limit) {

@@ -41,13 +41,14 @@ export class SortedKeys {
   }
 }
 
-/** What an answer pages through: keys in code-unit order, and the last revision that changed them. */
+/** What an answer pages through: the slots of keys in code-unit order, and the last revision that changed them. */
 export interface KeySet {
   readonly size: number
   readonly revision: number
   /** The position of the first key greater than `key` (the start of the page after it). */
   upperBound: (key: string) => number
-  at: (i: number) => string | undefined
+  /** The slot of the key at position `i`, which must be below `size`. */
+  slotAt: (i: number) => number
 }
 
 /** Keys held by slot elsewhere: each slot's key, and how it compares with a key (its sign). */
@@ -76,8 +77,8 @@ export class SortedSlots implements KeySet {
     return this.length
   }
 
-  at (i: number): string | undefined {
-    return i < this.length ? this.keys.keyAt(this.slots[i] as number) : undefined
+  slotAt (i: number): number {
+    return this.slots[i] as number
   }
 
   upperBound (key: string): number {
@@ -133,8 +134,8 @@ export class KeyRange implements KeySet {
     return this.hi - this.lo
   }
 
-  at (i: number): string | undefined {
-    return i < this.hi - this.lo ? this.set.at(this.lo + i) : undefined
+  slotAt (i: number): number {
+    return this.set.slotAt(this.lo + i)
   }
 
   upperBound (key: string): number {
