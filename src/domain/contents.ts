@@ -101,11 +101,16 @@ export class Contents {
     return n
   }
 
-  /** The revision of a key's latest change, whether it put or deleted it. */
-  readonly current = (key: string): number | undefined =>
-    this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
-
-  private readonly currentOf = (n: number): number | undefined => this.current(this.keyOf(n))
+  /**
+   * The revision of the latest change, put or deletion, of the key the log names `n`: a slot the
+   * entries hold is read from its column; a slot they do not hold is an in-shape key deleted. A key
+   * of `others` put in shape later has its later records under its slot: undefined skips the earlier.
+   */
+  private readonly currentOf = (n: number): number | undefined => {
+    if (n >= 0) return this.entries.holds(n) ? this.entries.revisionAt(n) : this.deletions.get(this.entries.keys.keyAt(n))
+    const key = this.others[-1 - n] as string
+    return this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
+  }
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: KvChange): void {
