@@ -75,6 +75,12 @@ export class Contents {
   private readonly indexes = new Map<readonly number[], Map<string, SortedSlots>>()
   /** The revision of each value of a prefix index (`isPrefix`), keyed as `indexes`: its keys are a range of `all`. */
   private readonly prefixes = new Map<readonly number[], Map<string, number>>()
+  /**
+   * The range of `all` each prefix asked for spans, kept until `all` changes its members: every
+   * answer and ETag reads its filter's revision, and two binary searches through the key table cost
+   * several times a set's lookup.
+   */
+  private readonly ranges = new Map<string, [lo: number, hi: number]>()
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
@@ -175,7 +181,10 @@ export class Contents {
   /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
   private index (fields: readonly string[], revision: number, change?: (set: SortedSlots) => void): void {
     const all = this.all as SortedSlots
-    if (change) change(all)
+    if (change) {
+      change(all)
+      this.ranges.clear()
+    }
     all.revision = Math.max(all.revision, revision)
     for (const positions of INDEXES[this.what]) {
       const value = indexValue(fields, positions)
@@ -264,23 +273,28 @@ export class Contents {
     let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const values = positions.map((p) => filter.get(p) as string)
-      const set = this.prefixes.has(positions)
-        ? this.range(values, this.prefixes.get(positions)?.get(values.join(SEP)) ?? 0)
-        : this.indexes.get(positions)?.get(values.join(SEP)) ?? new SortedSlots(this.entries.keys)
+      const value = positions.map((p) => filter.get(p)).join(SEP)
+      const revisions = this.prefixes.get(positions)
+      const set = revisions !== undefined
+        ? this.range(value, revisions.get(value) ?? 0)
+        : this.indexes.get(positions)?.get(value) ?? new SortedSlots(this.entries.keys)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }
     return best
   }
 
-  /** The keys of `all` that start with the tokens `values`, and the revision of that prefix index's set. */
-  private range (values: readonly string[], revision: number): KeySet {
+  /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */
+  private range (value: string, revision: number): KeySet {
     const all = this.all as SortedSlots
-    // A value with a dot would read as more than one token; no in-shape key has it.
-    if (values.some((v) => v.includes('.'))) return new KeyRange(all, 0, 0, revision)
-    // Keys that start `a.b.` are those from `a.b.` on and before `a.b/` ('/' follows '.').
-    const prefix = values.join('.')
-    return new KeyRange(all, all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`), revision)
+    let found = this.ranges.get(value)
+    if (found === undefined) {
+      // Keys that start `a.b.` are those from `a.b.` on and before `a.b/` ('/' follows '.'). A
+      // value with a dot would read as more than one token; no in-shape key has it.
+      const prefix = value.split(SEP).join('.')
+      found = value.includes('.') ? [0, 0] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
+      this.ranges.set(value, found)
+    }
+    return new KeyRange(all, found[0], found[1], revision)
   }
 }
