@@ -12,6 +12,7 @@ import { request } from 'undici'
 import { BUCKETS, keyOf } from '../src/domain/buckets.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
+import type { Memory } from './serve.js'
 import { busLoad, Child, compileChildren } from './child.js'
 import { MODULES, NEEDS_PER_MODULE, ONE_NEED, QUESTION, nodesFor, seedMesh } from './mesh.js'
 import { openStreams, StreamRefused } from './streams.js'
@@ -74,7 +75,7 @@ function adminEnv (server: NatsServer): Record<string, string> {
   return { NATS_URL: server.url, NATS_USER: user, NATS_PASSWORD: pass }
 }
 
-async function startServiceChild (server: NatsServer): Promise<{ child: Child, ready: { coldMs: number, url: string, rss: number } }> {
+async function startServiceChild (server: NatsServer): Promise<{ child: Child, ready: { coldMs: number, url: string } & Memory }> {
   const child = Child.start('serve', ['service'], { ...(serviceUser === 'admin' ? adminEnv(server) : server.serviceEnv()), LOG_LEVEL: 'error' })
   return { child, ready: await child.next('ready') }
 }
@@ -280,7 +281,7 @@ async function main (): Promise<void> {
       watchMs = [...watchMs, watched.ms]
       raw = watched
       const fresh = await startServiceChild(large)
-      log(`cold start ${fresh.ready.coldMs.toFixed(0)} ms (raw watch ${watched.ms.toFixed(0)} ms), RSS ${(fresh.ready.rss / 1e6).toFixed(0)} MB`)
+      log(`cold start ${fresh.ready.coldMs.toFixed(0)} ms (raw watch ${watched.ms.toFixed(0)} ms), RSS ${(fresh.ready.rss / 1e6).toFixed(0)} MB (heap used ${(fresh.ready.heapUsed / 1e6).toFixed(0)} MB of ${(fresh.ready.heapTotal / 1e6).toFixed(0)}, external ${(fresh.ready.external / 1e6).toFixed(0)} MB)`)
       colds.push(fresh.ready.coldMs)
       rsses.push(fresh.ready.rss)
       await fresh.child.stop()

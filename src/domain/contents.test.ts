@@ -1,9 +1,10 @@
 // A bucket's contents fed changes as a watch delivers them (no NATS here): what is held, what is
 // out of shape, and the indexes a narrowed question reads, before and after the snapshot is in.
 
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { Contents, type KvChange } from './contents.js'
-import type { SortedKeys } from './sorted-keys.js'
+import type { KeySet } from './sorted-keys.js'
 
 const created = new Date(Date.UTC(2026, 10, 29, 9, 40))
 
@@ -15,12 +16,13 @@ function feeder (c: Contents) {
   }
 }
 
-const keysOf = (set: SortedKeys): string[] => Array.from({ length: set.size }, (_, i) => set.at(i) as string)
+const keysOf = (c: Contents, set: KeySet): string[] => Array.from({ length: set.size }, (_, i) => c.entries.keys.keyAt(set.slotAt(i)))
+const oddKeysOf = (c: Contents): string[] => Array.from({ length: c.oddKeys.size }, (_, i) => c.oddKeys.at(i) as string)
 
 /** The keys of the narrowest candidate set for a filter of field positions, and whether it is exact. */
 function candidates (c: Contents, filter: Array<[number, string]>): [string[], boolean] {
   const { set, exact } = c.candidates(new Map(filter))
-  return [keysOf(set), exact]
+  return [keysOf(c, set), exact]
 }
 
 describe('apply', () => {
@@ -33,7 +35,7 @@ describe('apply', () => {
     put('n1.gitea.secret.b', '', 'DEL')
     put('n1.gitea.secret.c')
     const last = put('n1.gitea.secret.c', '', 'PURGE')
-    expect([...c.entries.keys()]).toEqual(['n1.gitea.secret.a'])
+    expect(c.entries.keys.sorted((slot) => c.entries.holds(slot)).keys).toEqual(['n1.gitea.secret.a'])
     expect(c.entries.get('n1.gitea.secret.a')?.json).toContain('"value":{"v":2}')
     expect(c.revision).toBe(last)
   })
@@ -80,14 +82,14 @@ describe('indexes', () => {
     expect(c.indexed).toBe(false)
     c.buildIndexes()
     expect(c.indexed).toBe(true)
-    expect(keysOf(c.all as SortedKeys)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n2.mail.port.smtp'])
-    expect(keysOf(c.oddKeys)).toEqual(['n1.odd'])
+    expect(keysOf(c, c.all as KeySet)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n2.mail.port.smtp'])
+    expect(oddKeysOf(c)).toEqual(['n1.odd'])
   })
 
   test('a narrowed question reads the narrowest index, exact when the index is the whole filter', () => {
     const { c } = loaded()
     c.buildIndexes()
-    expect(candidates(c, [])).toEqual([keysOf(c.all as SortedKeys), true])
+    expect(candidates(c, [])).toEqual([keysOf(c, c.all as KeySet), true])
     expect(candidates(c, [[0, 'n1']])).toEqual([['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim'], true])
     expect(candidates(c, [[0, 'n1'], [1, 'gitea']])).toEqual([['n1.gitea.port.http', 'n1.gitea.secret.db'], true])
     expect(candidates(c, [[0, 'n1'], [2, 'secret']])).toEqual([['n1.gitea.secret.db', 'n1.mail.secret.dkim'], true])
@@ -103,11 +105,36 @@ describe('indexes', () => {
     put('n2.mail.port.smtp', '', 'DEL')
     put('n2.odd')
     put('n1.odd', '', 'PURGE')
-    expect(keysOf(c.all as SortedKeys)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n3.gitea.secret.db'])
+    expect(keysOf(c, c.all as KeySet)).toEqual(['n1.gitea.port.http', 'n1.gitea.secret.db', 'n1.mail.secret.dkim', 'n2.gitea.secret.db', 'n3.gitea.secret.db'])
     expect(candidates(c, [[0, 'n3']])).toEqual([['n3.gitea.secret.db'], true])
     expect(candidates(c, [[1, 'gitea'], [2, 'port']])).toEqual([['n1.gitea.port.http'], false])
     expect(candidates(c, [[2, 'port'], [0, 'n2']])).toEqual([[], true])
-    expect(keysOf(c.oddKeys)).toEqual(['n2.odd'])
+    expect(oddKeysOf(c)).toEqual(['n2.odd'])
+  })
+
+  test('node and node with module are ranges of all keys: a node whose name starts another\'s, a value with a dot, revisions kept per value', () => {
+    const c = new Contents('needs', 'gen-1')
+    const put = feeder(c)
+    put('n-1.a.k.x')
+    put('n-10.a.k.y')
+    put('n-1.a-b.k.z')
+    put('n-1.a.b.k')
+    c.buildIndexes()
+    expect(candidates(c, [[0, 'n-1']])).toEqual([['n-1.a-b.k.z', 'n-1.a.b.k', 'n-1.a.k.x'], true])
+    expect(candidates(c, [[0, 'n-1'], [1, 'a']])).toEqual([['n-1.a.b.k', 'n-1.a.k.x'], true])
+    expect(candidates(c, [[0, 'n-1.a']])).toEqual([[], true])
+    expect(candidates(c, [[0, 'n-1'], [1, 'a.b']])).toEqual([[], true])
+    expect(c.revisionFor(new Map([[0, 'n-10']]))).toBe(2)
+    expect(c.revisionFor(new Map([[0, 'n-1'], [1, 'a']]))).toBe(4)
+    const gone = put('n-10.a.k.y', '', 'DEL')
+    put('n-1.a-b.k.z', '{"v":2}')
+    expect(candidates(c, [[0, 'n-10']])).toEqual([[], true])
+    // An emptied node keeps the revision of the change that emptied it; the other node moves alone.
+    expect(c.revisionFor(new Map([[0, 'n-10']]))).toBe(gone)
+    expect(c.revisionFor(new Map([[0, 'n-1'], [1, 'a']]))).toBe(4)
+    expect(c.revisionFor(new Map([[0, 'n-9']]))).toBe(0)
+    const { set } = c.candidates(new Map([[0, 'n-1']]))
+    expect([set.upperBound(''), set.upperBound('n-1.a.b.k'), set.upperBound('n-2')]).toEqual([0, 2, 3])
   })
 
   test('collect: a collection is indexed by its decoded name', () => {
@@ -117,5 +144,19 @@ describe('indexes', () => {
     put('n1.environment.gitea')
     c.buildIndexes()
     expect(candidates(c, [[0, 'n1'], [1, 'shell:zsh:normal']])).toEqual([['n1.shell=3Azsh=3Anormal.gitea'], true])
+  })
+})
+
+describe('changesSince', () => {
+  test('gives each key changed after a revision once, at its latest change, through deletions, puts again and keys out of shape', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'odd', 'n1.b.c'), fc.constantFrom<KvChange['operation']>('PUT', 'PUT', 'DEL')), { maxLength: 40 }), fc.nat(40), fc.boolean(), (ops, from, indexedFirst) => {
+      const c = new Contents('applied', 'gen-1')
+      if (indexedFirst) c.buildIndexes()
+      const put = feeder(c)
+      const latest = new Map<string, number>()
+      for (const [key, operation] of ops) latest.set(key, put(key, '{}', operation))
+      const expected = [...latest].filter(([, rev]) => rev > from).sort(([, a], [, b]) => a - b)
+      expect([...c.changesSince(from)]).toEqual(expected)
+    }))
   })
 })

@@ -2,11 +2,11 @@
 // question cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
-import { fieldsOf, parseKey, type What } from './buckets.js'
+import { FIELDS, fieldsOf, isDecoded, parseKey, type What } from './buckets.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from './cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
-import { SortedKeys } from './sorted-keys.js'
+import { KeyRange, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -36,6 +36,15 @@ const INDEXES: Record<What, number[][]> = {
 
 const SEP = '\u0000'
 
+/**
+ * Whether an index's fields lead the key (node; node and module) and are written as they are: its
+ * keys are then one range of all keys in code-unit order (those that start `node.module.`), so it
+ * keeps no set of its own, only each value's revision.
+ */
+function isPrefix (what: What, positions: readonly number[]): boolean {
+  return positions.length < FIELDS[what].length && positions.every((p, i) => p === i && !isDecoded(FIELDS[what][p] as string))
+}
+
 /** An entry's value in one index: the field itself, or the fields joined (no array per entry for one). */
 function indexValue (fields: readonly string[], positions: readonly number[]): string {
   if (positions.length === 1) return fields[positions[0] as number] as string
@@ -49,18 +58,29 @@ export class Contents {
   readonly outOfShape = new Map<string, OutOfShapeEntry>()
   /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
   readonly deletions = new Map<string, number>()
-  /** Every change in revision order: what `since` reads. */
-  readonly log = new ChangeLog()
+  /** Every change in revision order: what `since` reads (through `changesSince`). A key the entries number is named by its slot, any other by `-1 - i`, i its place in `others`. */
+  private readonly log = new ChangeLog()
+  /** The keys of this generation's changes that the entries do not number (out of shape, or deleted and never held): as few as those. */
+  private readonly others: string[] = []
+  private readonly otherNumbers = new Map<string, number>()
   revision = 0
   /** The last revision that put or deleted an out-of-shape key. */
   oddRevision = 0
   /** The generation as cursors name it (SPEC §8). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
-  all: SortedKeys | undefined
+  all: SortedSlots | undefined
   oddKeys = new SortedKeys()
   /** Keyed by the positions arrays of INDEXES themselves. */
-  private readonly indexes = new Map<readonly number[], Map<string, SortedKeys>>()
+  private readonly indexes = new Map<readonly number[], Map<string, SortedSlots>>()
+  /** The revision of each value of a prefix index (`isPrefix`), keyed as `indexes`: its keys are a range of `all`. */
+  private readonly prefixes = new Map<readonly number[], Map<string, number>>()
+  /**
+   * The range of `all` each prefix asked for spans, kept until `all` changes its members: every
+   * answer and ETag reads its filter's revision, and two binary searches through the key table cost
+   * several times a set's lookup.
+   */
+  private readonly ranges = new Map<string, [lo: number, hi: number]>()
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
@@ -71,9 +91,32 @@ export class Contents {
     return this.all !== undefined
   }
 
-  /** The revision of a key's latest change, whether it put or deleted it. */
-  readonly current = (key: string): number | undefined =>
-    this.entries.revision(key) ?? this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
+  /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
+  * changesSince (revision: number): Generator<[key: string, revision: number]> {
+    for (const [n, rev] of this.log.since(revision, this.currentOf)) yield [this.keyOf(n), rev]
+  }
+
+  private keyOf (n: number): string {
+    return n >= 0 ? this.entries.keys.keyAt(n) : this.others[-1 - n] as string
+  }
+
+  /** The number the log names a key the entries do not number by. */
+  private otherNumber (key: string): number {
+    let n = this.otherNumbers.get(key)
+    if (n === undefined) this.otherNumbers.set(key, (n = -this.others.push(key)))
+    return n
+  }
+
+  /**
+   * The revision of the latest change, put or deletion, of the key the log names `n`: a slot the
+   * entries hold is read from its column; a slot they do not hold is an in-shape key deleted. A key
+   * of `others` put in shape later has its later records under its slot: undefined skips the earlier.
+   */
+  private readonly currentOf = (n: number): number | undefined => {
+    if (n >= 0) return this.entries.holds(n) ? this.entries.revisionAt(n) : this.deletions.get(this.entries.keys.keyAt(n))
+    const key = this.others[-1 - n] as string
+    return this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
+  }
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: KvChange): void {
@@ -82,33 +125,38 @@ export class Contents {
     this.revision = revision
     const key = e.key
     const put = e.operation === 'PUT'
-    this.change(key, revision, put, e)
+    const n = this.change(key, revision, put, e)
     if (put) this.deletions.delete(key)
     else this.deletions.set(key, revision)
-    this.log.record(key, revision)
-    this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.current)
+    this.log.record(n, revision)
+    this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.currentOf)
   }
 
-  private change (key: string, revision: number, put: boolean, e: KvChange): void {
+  /** Applies a change to what is held and the indexes; gives the number the log names its key by. */
+  private change (key: string, revision: number, put: boolean, e: KvChange): number {
     // A key's shape, fields and places in the indexes follow from the key alone: a key seen before
     // keeps them, and only a new or a removed key changes the indexes' members.
-    if (put ? this.entries.update(key, revision, e.value, e.created.getTime()) : this.entries.delete(key)) {
+    const slot = this.entries.slotOf(key)
+    if (slot !== undefined && this.entries.holds(slot)) {
+      if (put) this.entries.update(slot, revision, e.value, e.created.getTime())
+      else this.entries.delete(slot)
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
-      return
+      return slot
     }
     const odd = this.outOfShape.get(key)
     if (odd !== undefined || !put) {
-      // An out-of-shape key, or the deletion of a key this generation never held: no index holds it.
+      // An out-of-shape key, or the deletion of a key this generation does not hold: no index holds it.
       this.changeOutOfShape(key, revision, put, odd?.reason)
-      return
+      return slot ?? this.otherNumber(key)
     }
     const parsed = parseKey(this.what, key)
     if (!parsed.ok) {
       this.changeOutOfShape(key, revision, put, parsed.reason)
-      return
+      return this.otherNumber(key)
     }
-    this.entries.add(key, revision, e.value, e.created.getTime())
-    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key))
+    const added = this.entries.add(key, slot, revision, e.value, e.created.getTime())
+    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, added))
+    return added
   }
 
   private changeOutOfShape (key: string, revision: number, put: boolean, reason: string | undefined): void {
@@ -131,16 +179,25 @@ export class Contents {
   }
 
   /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
-  private index (fields: readonly string[], revision: number, change?: (set: SortedKeys) => void): void {
-    const all = this.all as SortedKeys
-    if (change) change(all)
+  private index (fields: readonly string[], revision: number, change?: (set: SortedSlots) => void): void {
+    const all = this.all as SortedSlots
+    if (change) {
+      change(all)
+      this.ranges.clear()
+    }
     all.revision = Math.max(all.revision, revision)
     for (const positions of INDEXES[this.what]) {
-      const byValue = this.indexes.get(positions) as Map<string, SortedKeys>
       const value = indexValue(fields, positions)
+      const revisions = this.prefixes.get(positions)
+      if (revisions !== undefined) {
+        // An emptied range keeps its revision, as an emptied set does.
+        revisions.set(value, Math.max(revisions.get(value) ?? 0, revision))
+        continue
+      }
+      const byValue = this.indexes.get(positions) as Map<string, SortedSlots>
       let set = byValue.get(value)
       // An emptied set stays: its revision is what an answer narrowed to it reflects.
-      if (!set) byValue.set(value, (set = new SortedKeys()))
+      if (!set) byValue.set(value, (set = new SortedSlots(this.entries.keys)))
       if (change) change(set)
       set.revision = Math.max(set.revision, revision)
     }
@@ -157,30 +214,49 @@ export class Contents {
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
   buildIndexes (): void {
-    const sorted = [...this.entries.keys()].sort()
+    const { keys: sorted, slots } = this.entries.keys.sorted((slot) => this.entries.holds(slot))
     // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
     const fields = sorted.map((key) => fieldsOf(this.what, key))
-    const revisions = sorted.map((key) => this.entries.revision(key) as number)
+    const keyRevisions = Float64Array.from(slots, (slot) => this.entries.revisionAt(slot))
+    const keys = this.entries.keys
     for (const positions of INDEXES[this.what]) {
-      const byValue = new Map<string, SortedKeys>()
-      // Keys in order come in runs of one value (one node's keys, one module's): the set of the key
-      // before is most often this key's too.
+      if (isPrefix(this.what, positions)) {
+        // Keys in order come in runs of one value: one write of the revision a run.
+        const revisions = new Map<string, number>()
+        for (let i = 0; i < sorted.length;) {
+          const value = indexValue(fields[i] as string[], positions)
+          let revision = 0
+          for (; i < sorted.length && indexValue(fields[i] as string[], positions) === value; i++) revision = Math.max(revision, keyRevisions[i] as number)
+          revisions.set(value, revision)
+        }
+        this.prefixes.set(positions, revisions)
+        continue
+      }
+      // Each set's members gathered, then held as slots. Keys in order come in runs of one value (one
+      // node's keys, one module's): the set of the key before is most often this key's too.
+      const members = new Map<string, { slots: number[], revision: number }>()
       let last = ''
-      let set: SortedKeys | undefined
+      let set: { slots: number[], revision: number } | undefined
       for (let i = 0; i < sorted.length; i++) {
         const value = indexValue(fields[i] as string[], positions)
         if (set === undefined || value !== last) {
-          set = byValue.get(value)
-          if (!set) byValue.set(value, (set = new SortedKeys()))
+          set = members.get(value)
+          if (!set) members.set(value, (set = { slots: [], revision: 0 }))
           last = value
         }
-        set.push(sorted[i] as string)
-        set.revision = Math.max(set.revision, revisions[i] as number)
+        set.slots.push(slots[i] as number)
+        set.revision = Math.max(set.revision, keyRevisions[i] as number)
+      }
+      const byValue = new Map<string, SortedSlots>()
+      for (const [value, { slots, revision }] of members) {
+        const held = new SortedSlots(keys, Int32Array.from(slots))
+        held.revision = revision
+        byValue.set(value, held)
       }
       this.indexes.set(positions, byValue)
     }
     this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
-    this.all = new SortedKeys(sorted)
+    this.all = new SortedSlots(keys, slots)
     this.all.revision = this.revision
     for (const [key, revision] of this.deletions) {
       const parsed = parseKey(this.what, key)
@@ -193,14 +269,32 @@ export class Contents {
    * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
    * position), and whether every key in it matches (then no entry need be checked).
    */
-  candidates (filter: ReadonlyMap<number, string>): { set: SortedKeys, exact: boolean } {
-    let best: { set: SortedKeys, exact: boolean } = { set: this.all as SortedKeys, exact: filter.size === 0 }
+  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean } {
+    let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const set = this.indexes.get(positions)?.get(positions.map((p) => filter.get(p)).join(SEP)) ?? new SortedKeys()
+      const value = positions.map((p) => filter.get(p)).join(SEP)
+      const revisions = this.prefixes.get(positions)
+      const set = revisions !== undefined
+        ? this.range(value, revisions.get(value) ?? 0)
+        : this.indexes.get(positions)?.get(value) ?? new SortedSlots(this.entries.keys)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }
     return best
+  }
+
+  /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */
+  private range (value: string, revision: number): KeySet {
+    const all = this.all as SortedSlots
+    let found = this.ranges.get(value)
+    if (found === undefined) {
+      // Keys that start `a.b.` are those from `a.b.` on and before `a.b/` ('/' follows '.'). A
+      // value with a dot would read as more than one token; no in-shape key has it.
+      const prefix = value.split(SEP).join('.')
+      found = value.includes('.') ? [0, 0] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
+      this.ranges.set(value, found)
+    }
+    return new KeyRange(all, found[0], found[1], revision)
   }
 }

@@ -6,17 +6,29 @@ const utf8 = new TextEncoder()
 const updated = Date.UTC(2026, 10, 29, 9, 40)
 
 function put (entries: Entries, key: string, revision: number, value: Uint8Array, at = updated): void {
-  if (!entries.update(key, revision, value, at)) entries.add(key, revision, value, at)
+  const slot = entries.slotOf(key)
+  if (slot !== undefined && entries.holds(slot)) entries.update(slot, revision, value, at)
+  else entries.add(key, slot, revision, value, at)
 }
 
-test('entries answer the last value, revision and time put under each key, through slot reuse and compaction', () => {
+const held = (entries: Entries): string[] => entries.keys.sorted((slot) => entries.holds(slot)).keys
+
+/** Deletes a key when it is held; whether it was. */
+function remove (entries: Entries, key: string): boolean {
+  const slot = entries.slotOf(key)
+  if (slot === undefined || !entries.holds(slot)) return false
+  entries.delete(slot)
+  return true
+}
+
+test('entries answer the last value, revision and time put under each key, through deletions and compaction', () => {
   const op = fc.record({ key: fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'n2.b'), value: fc.option(fc.json({ maxDepth: 2 }), { nil: undefined }) })
   fc.assert(fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
     const entries = new Entries('applied')
     const model = new Map<string, { value: string, revision: number }>()
     ops.forEach(({ key, value }, i) => {
       if (value === undefined) {
-        expect(entries.delete(key)).toBe(model.delete(key))
+        expect(remove(entries, key)).toBe(model.delete(key))
         return
       }
       // Answered on the way: a kept JSON must follow the next put.
@@ -24,7 +36,7 @@ test('entries answer the last value, revision and time put under each key, throu
       put(entries, key, i + 1, utf8.encode(value), updated + i)
       model.set(key, { value, revision: i + 1 })
     })
-    expect(new Set(entries.keys())).toEqual(new Set(model.keys()))
+    expect(held(entries)).toEqual([...model.keys()].sort())
     for (const [key, { value, revision }] of model) {
       const e = entries.get(key)
       expect(JSON.parse(e?.json as string)).toMatchObject({ key, value: JSON.parse(value), revision, updated: new Date(updated + revision - 1).toISOString() })
@@ -54,4 +66,27 @@ test('a value that is not JSON or not UTF-8 is answered raw with the problem, ev
     expect(JSON.parse(entries.get('bin')?.json as string)).toMatchObject({ rawBase64: '/w==', problem: expect.stringMatching(/not UTF-8/) })
     expect(JSON.parse(entries.get('empty')?.json as string)).toMatchObject({ raw: '', problem: expect.stringMatching(/empty/) })
   }
+})
+
+test('entries past a page of the columns and a slab of values, and a value longer than a slab, read back whole', () => {
+  const entries = new Entries('registry')
+  const value = (k: number): string => JSON.stringify({ k, pad: 'z'.repeat(k === 7 ? 300_000 : k % 90) })
+  for (let k = 0; k < 20_000; k++) put(entries, `k${k}`, k + 1, utf8.encode(value(k)), updated + k)
+  for (let k = 0; k < 20_000; k++) {
+    expect(entries.get(`k${k}`)?.json).toBe(`{"key":"k${k}","kind":"k${k}","value":${value(k)},"revision":${k + 1},"updated":"${new Date(updated + k).toISOString()}"}`)
+  }
+})
+
+test('a deleted key keeps its slot and its key, is no longer held, and takes its slot again when put', () => {
+  const entries = new Entries('registry')
+  put(entries, 'a', 1, utf8.encode('1'))
+  put(entries, 'b', 2, utf8.encode('2'))
+  const slot = entries.slotOf('a') as number
+  expect(remove(entries, 'a')).toBe(true)
+  expect(remove(entries, 'a')).toBe(false)
+  expect([entries.size, entries.has('a'), entries.get('a'), entries.revision('a'), held(entries)]).toEqual([1, false, undefined, undefined, ['b']])
+  expect([entries.slotOf('a'), entries.keys.keyAt(slot)]).toEqual([slot, 'a'])
+  expect(entries.holds(slot)).toBe(false)
+  put(entries, 'a', 4, utf8.encode('4'))
+  expect([entries.slotOf('a'), entries.size, entries.revision('a'), JSON.parse(entries.get('a')?.json as string).value]).toEqual([slot, 2, 4, 4])
 })

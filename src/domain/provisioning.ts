@@ -188,7 +188,7 @@ function countOf (contents: Contents, n: Narrowing): number {
   const { set, exact } = contents.candidates(n.positions)
   if (exact) return set.size
   let total = 0
-  for (let i = 0; i < set.size; i++) if (n.matches((contents.entries.get(set.at(i) as string) as StoredEntry).fields)) total++
+  for (let i = 0; i < set.size; i++) if (n.matches(contents.entries.at(set.slotAt(i)).fields)) total++
   return total
 }
 
@@ -212,7 +212,7 @@ function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json
  * entry, a deletion, or an out-of-shape key put.
  */
 function * changesAfter (contents: Contents, what: What, n: Narrowing, since: number): Generator<Change & { entry?: StoredEntry }> {
-  for (const [key, revision] of contents.log.since(since, contents.current)) {
+  for (const [key, revision] of contents.changesSince(since)) {
     const entry = contents.entries.get(key)
     if (entry !== undefined) {
       if (n.matches(entry.fields)) yield { type: 'put', json: entry.json, revision, entry }
@@ -315,7 +315,7 @@ export function createProvisioning (views: Views): Provisioning {
     let next: string | undefined
     const start = exact && after !== undefined ? set.upperBound(after) : 0
     for (let i = start; i < set.size; i++) {
-      const e = contents.entries.get(set.at(i) as string) as StoredEntry
+      const e = contents.entries.at(set.slotAt(i))
       if (!exact && !n.matches(e.fields)) continue
       total++
       if (after !== undefined && e.key <= after) continue
@@ -387,7 +387,7 @@ export function createProvisioning (views: Views): Provisioning {
       let next: string | undefined
       let last = after
       for (let i = exact && after !== undefined ? set.upperBound(after) : 0; i < set.size; i++) {
-        const e = contents.entries.get(set.at(i) as string) as StoredEntry
+        const e = contents.entries.at(set.slotAt(i))
         if (!exact && !n.matches(e.fields)) continue
         if (after !== undefined && e.key <= after) continue
         if (entries.length === limit) {

@@ -26,11 +26,6 @@ export class SortedKeys {
     return partitionPoint(this.keys, (k) => k < key)
   }
 
-  /** Adds a key greater than every key held: how a set is filled in order. */
-  push (key: string): void {
-    this.keys.push(key)
-  }
-
   add (key: string): void {
     const at = this.lowerBound(key)
     if (this.keys[at] !== key) this.keys.splice(at, 0, key)
@@ -43,5 +38,107 @@ export class SortedKeys {
 
   at (i: number): string | undefined {
     return this.keys[i]
+  }
+}
+
+/** What an answer pages through: the slots of keys in code-unit order, and the last revision that changed them. */
+export interface KeySet {
+  readonly size: number
+  readonly revision: number
+  /** The position of the first key greater than `key` (the start of the page after it). */
+  upperBound: (key: string) => number
+  /** The slot of the key at position `i`, which must be below `size`. */
+  slotAt: (i: number) => number
+}
+
+/** Keys held by slot elsewhere: each slot's key, and how it compares with a key (its sign). */
+export interface KeysBySlot {
+  keyAt: (slot: number) => string
+  compareAt: (slot: number, key: string) => number
+}
+
+/**
+ * A sorted set of slots of keys another structure holds (the bucket's entries), in their keys'
+ * code-unit order: 4 bytes a member, where a set of keys holds an 8-byte pointer (a needs entry is
+ * in six sets).
+ */
+export class SortedSlots implements KeySet {
+  private slots: Int32Array
+  private length: number
+  revision = 0
+
+  /** Takes ownership of `sorted`: slots whose keys are in order and without repeats. */
+  constructor (private readonly keys: KeysBySlot, sorted: Int32Array = new Int32Array(0)) {
+    this.slots = sorted
+    this.length = sorted.length
+  }
+
+  get size (): number {
+    return this.length
+  }
+
+  slotAt (i: number): number {
+    return this.slots[i] as number
+  }
+
+  upperBound (key: string): number {
+    let lo = 0
+    let hi = this.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.keys.compareAt(this.slots[mid] as number, key) <= 0) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** The position of the first key not less than `key`. */
+  lowerBound (key: string): number {
+    let lo = 0
+    let hi = this.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.keys.compareAt(this.slots[mid] as number, key) < 0) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** Adds the slot of `key` unless the set holds `key`. */
+  add (key: string, slot: number): void {
+    const at = this.lowerBound(key)
+    if (at < this.length && this.keys.compareAt(this.slots[at] as number, key) === 0) return
+    if (this.length === this.slots.length) {
+      const more = new Int32Array(Math.max(8, Math.ceil(this.length * 1.5)))
+      more.set(this.slots)
+      this.slots = more
+    }
+    this.slots.copyWithin(at + 1, at, this.length)
+    this.slots[at] = slot
+    this.length++
+  }
+
+  delete (key: string): void {
+    const at = this.lowerBound(key)
+    if (at === this.length || this.keys.compareAt(this.slots[at] as number, key) !== 0) return
+    this.slots.copyWithin(at, at + 1, this.length)
+    this.length--
+  }
+}
+
+/** The keys of a sorted set from position `lo` up to `hi`: one node's keys, in the set of all keys. */
+export class KeyRange implements KeySet {
+  constructor (private readonly set: KeySet, private readonly lo: number, private readonly hi: number, readonly revision: number) {}
+
+  get size (): number {
+    return this.hi - this.lo
+  }
+
+  slotAt (i: number): number {
+    return this.set.slotAt(this.lo + i)
+  }
+
+  upperBound (key: string): number {
+    return Math.min(Math.max(this.set.upperBound(key), this.lo), this.hi) - this.lo
   }
 }

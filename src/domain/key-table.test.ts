@@ -1,0 +1,60 @@
+import fc from 'fast-check'
+import { expect, test } from 'vitest'
+import { KeyTable } from './key-table.js'
+
+const sign = (n: number): number => Math.sign(n)
+
+test('numbers keys in the order added, finds each by its string, reads it back and compares it in code-unit order', () => {
+  const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 6 })
+  fc.assert(fc.property(fc.array(ascii, { maxLength: 200 }), fc.array(ascii, { maxLength: 20 }), (keys, probes) => {
+    const table = new KeyTable()
+    const model = new Map<string, number>()
+    for (const key of keys) {
+      if (!model.has(key)) model.set(key, table.add(key))
+      expect(table.slotOf(key)).toBe(model.get(key))
+    }
+    expect(table.size).toBe(model.size)
+    expect([...model.values()]).toEqual([...model.keys()].map((_, i) => i))
+    for (const [key, slot] of model) {
+      expect(table.keyAt(slot)).toBe(key)
+      for (const probe of [...probes, ...keys.slice(0, 5)]) {
+        expect(sign(table.compareAt(slot, probe))).toBe(key < probe ? -1 : key > probe ? 1 : 0)
+      }
+    }
+    for (const probe of probes) expect(table.slotOf(probe)).toBe(model.get(probe))
+  }))
+})
+
+test('holds keys past its first table, a page of places and a slab of bytes', () => {
+  const table = new KeyTable()
+  const key = (i: number): string => `node-${i}.module-${i % 20}.secret.${'x'.repeat(i % 40)}`
+  for (let i = 0; i < 20_000; i++) expect(table.add(key(i))).toBe(i)
+  for (let i = 0; i < 20_000; i++) {
+    expect(table.slotOf(key(i))).toBe(i)
+    expect(table.keyAt(i)).toBe(key(i))
+  }
+  expect(table.slotOf('node-20000.module-0.secret.')).toBeUndefined()
+})
+
+test('refuses a key that is not ASCII: its bytes would not be its characters', () => {
+  expect(() => new KeyTable().add('n\u00e9.a')).toThrow(/ASCII/)
+})
+
+test('sorted gives the keys wanted in code-unit order with their slots', () => {
+  const token = fc.string({ unit: fc.constantFrom('a', 'b', 'A', '0', '-', '/', '=', '_', '.'), maxLength: 5 })
+  fc.assert(fc.property(fc.uniqueArray(token, { maxLength: 100 }), fc.integer({ min: 1, max: 3 }), (keys, every) => {
+    const table = new KeyTable()
+    for (const key of keys) table.add(key)
+    const wanted = (slot: number): boolean => slot % every === 0
+    const expected = keys.filter((_, slot) => wanted(slot)).sort()
+    const { keys: sorted, slots } = table.sorted(wanted)
+    expect(sorted).toEqual(expected)
+    expect([...slots]).toEqual(expected.map((key) => table.slotOf(key)))
+  }))
+  const table = new KeyTable()
+  for (let i = 0; i < 70_000; i++) table.add(`k${(i * 7919) % 70_000}`)
+  const { keys, slots } = table.sorted(() => true)
+  expect(keys).toEqual([...keys].sort())
+  // Slots past 65535 use a third byte of the tag.
+  expect(Array.from(slots, (slot) => table.keyAt(slot))).toEqual(keys)
+})

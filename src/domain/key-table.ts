@@ -1,0 +1,132 @@
+// Keys numbered by slot, held as bytes: an in-shape key is ASCII (its tokens are [A-Za-z0-9_-/=]), so
+// a byte a character, and the keys' byte order is their code-unit order. At 300k keys a key string
+// and its `Map` entry were ~100 bytes; here a key costs its bytes, 8 bytes of place and its share of
+// an open-addressing table of slots (~50 bytes in all).
+
+/** Keys' bytes come in slabs that stay put; a key never spans two. */
+const SLAB_BITS = 16
+const SLAB = 1 << SLAB_BITS
+const PAGE_BITS = 13
+const PAGE = 1 << PAGE_BITS
+const EMPTY = -1
+/** The table grows past this share of its cells in use: linear probing stays short below it. */
+const MAX_LOAD = 0.7
+
+/** FNV-1a of a key's code units. */
+function hashOf (key: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
+  return h >>> 0
+}
+
+export class KeyTable {
+  private readonly slabs: Buffer[] = []
+  private end = SLAB
+  /** Per slot: where its key starts (slab × SLAB + offset) and its length, two numbers a slot, in pages. */
+  private readonly places: Uint32Array[] = []
+  private count = 0
+  /** Cells of slots (EMPTY when free), at the key's hash and the cells after it. */
+  private cells = new Int32Array(1024).fill(EMPTY)
+
+  get size (): number {
+    return this.count
+  }
+
+  /** The slot of `key`, or undefined when it was never added. */
+  slotOf (key: string): number | undefined {
+    const mask = this.cells.length - 1
+    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
+      const slot = this.cells[i] as number
+      if (slot === EMPTY) return undefined
+      if (this.equals(slot, key)) return slot
+    }
+  }
+
+  /** Adds a key not added yet, of ASCII characters alone; its slot is the next number. */
+  add (key: string): number {
+    // A key is ASCII when its UTF-8 form is a byte a code unit.
+    if (key.length > SLAB || Buffer.byteLength(key) !== key.length) throw new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
+    if (this.count + 1 > this.cells.length * MAX_LOAD) this.rehash(this.cells.length * 2)
+    if (this.slabs.length === 0 || this.end + key.length > SLAB) {
+      this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
+      this.end = 0
+    }
+    const slot = this.count++
+    if ((slot & (PAGE - 1)) === 0) this.places.push(new Uint32Array(2 * PAGE))
+    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
+    const at = 2 * (slot & (PAGE - 1))
+    places[at] = (this.slabs.length - 1) * SLAB + this.end
+    places[at + 1] = key.length
+    this.end += (this.slabs[this.slabs.length - 1] as Buffer).write(key, this.end, 'latin1')
+    this.place(slot, hashOf(key))
+    return slot
+  }
+
+  readonly keyAt = (slot: number): string => {
+    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
+    const start = places[2 * (slot & (PAGE - 1))] as number
+    const offset = start & (SLAB - 1)
+    return (this.slabs[start >>> SLAB_BITS] as Buffer).toString('latin1', offset, offset + (places[2 * (slot & (PAGE - 1)) + 1] as number))
+  }
+
+  /** The sign of the key in `slot` against `key` in code-unit order, without making its string. */
+  readonly compareAt = (slot: number, key: string): number => {
+    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
+    const start = places[2 * (slot & (PAGE - 1))] as number
+    const length = places[2 * (slot & (PAGE - 1)) + 1] as number
+    const slab = this.slabs[start >>> SLAB_BITS] as Buffer
+    const offset = start & (SLAB - 1)
+    const n = Math.min(length, key.length)
+    for (let i = 0; i < n; i++) {
+      const d = (slab[offset + i] as number) - key.charCodeAt(i)
+      if (d !== 0) return d
+    }
+    return length - key.length
+  }
+
+  /**
+   * The keys of the slots `wanted` takes, in code-unit order, with their slots. One native sort of
+   * strings, each carrying its slot past the sort in five characters after it: a NUL, below every
+   * character of a key, so that the order is the keys' own, then the slot's four bytes.
+   */
+  sorted (wanted: (slot: number) => boolean): { keys: string[], slots: Int32Array } {
+    const scratch = Buffer.allocUnsafe(SLAB + 5)
+    const tagged: string[] = []
+    for (let slot = 0; slot < this.count; slot++) {
+      if (!wanted(slot)) continue
+      const places = this.places[slot >>> PAGE_BITS] as Uint32Array
+      const start = places[2 * (slot & (PAGE - 1))] as number
+      const length = places[2 * (slot & (PAGE - 1)) + 1] as number
+      const offset = start & (SLAB - 1)
+      ;(this.slabs[start >>> SLAB_BITS] as Buffer).copy(scratch, 0, offset, offset + length)
+      scratch[length] = 0
+      scratch.writeUInt32BE(slot, length + 1)
+      tagged.push(scratch.toString('latin1', 0, length + 5))
+    }
+    tagged.sort()
+    const slots = new Int32Array(tagged.length)
+    const keys = tagged.map((t, i) => {
+      const n = t.length
+      slots[i] = ((t.charCodeAt(n - 4) << 24) | (t.charCodeAt(n - 3) << 16) | (t.charCodeAt(n - 2) << 8) | t.charCodeAt(n - 1))
+      return t.slice(0, n - 5)
+    })
+    return { keys, slots }
+  }
+
+  private equals (slot: number, key: string): boolean {
+    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
+    return places[2 * (slot & (PAGE - 1)) + 1] === key.length && this.compareAt(slot, key) === 0
+  }
+
+  private place (slot: number, hash: number): void {
+    const mask = this.cells.length - 1
+    let i = hash & mask
+    while (this.cells[i] !== EMPTY) i = (i + 1) & mask
+    this.cells[i] = slot
+  }
+
+  private rehash (size: number): void {
+    this.cells = new Int32Array(size).fill(EMPTY)
+    for (let slot = 0; slot < this.count; slot++) this.place(slot, hashOf(this.keyAt(slot)))
+  }
+}
