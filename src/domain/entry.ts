@@ -79,7 +79,10 @@ const RECENT_MAX = 4096
  */
 const PAGE_BITS = 13
 const PAGE = 1 << PAGE_BITS
-const SLAB = 256 * 1024
+const SLAB_BITS = 18
+const SLAB = 1 << SLAB_BITS
+/** Slabs one generation may hold: a value's place packs its slab and its start into 32 bits (4 GB of values). */
+const MAX_SLABS = 2 ** (32 - SLAB_BITS)
 /** A value longer than this gets a slab of its own, so that it leaves no slab mostly empty. */
 const OWN_SLAB = SLAB / 4
 const EMPTY = Buffer.alloc(0)
@@ -95,7 +98,7 @@ export class Entries {
   private live = 0
   /** Per slot: revision and write time (ms), two numbers a slot. */
   private readonly times: Float64Array[] = []
-  /** Per slot: the slab of its value, the value's start in it and its length, three numbers a slot. */
+  /** Per slot: where its value is (slab × SLAB + start: a slab of its own starts at 0) and its length, two numbers a slot. */
   private readonly places: Uint32Array[] = []
   private readonly known: Uint8Array[] = []
   /** Every value's bytes, one after the other in slabs; an update's old bytes stay until the next compaction. */
@@ -181,9 +184,9 @@ export class Entries {
   /** Copies a value into the slabs and notes where it is. */
   private place (slot: number, value: Uint8Array): void {
     const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    const at = 3 * (slot & (PAGE - 1))
+    const at = 2 * (slot & (PAGE - 1))
     ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = Known.unread
-    places[at + 2] = value.length
+    places[at + 1] = value.length
     if (value.length === 0) return
     let slab = this.slab
     let start = this.end
@@ -200,11 +203,20 @@ export class Entries {
       this.end += value.length
     }
     ;(this.slabs[slab] as Buffer).set(value, start)
-    places[at] = slab
-    places[at + 1] = start
+    places[at] = slab * SLAB + start
+  }
+
+  /** The bytes of the value whose place is at `at` of `places`, in `slabs`. */
+  private static bytesAt (slabs: readonly Buffer[], places: Uint32Array, at: number): Buffer {
+    const length = places[at + 1] as number
+    if (length === 0) return EMPTY
+    const where = places[at] as number
+    const start = where & (SLAB - 1)
+    return (slabs[where >>> SLAB_BITS] as Buffer).subarray(start, start + length)
   }
 
   private newSlab (size: number): number {
+    if (this.slabs.length === MAX_SLABS) throw new Error(`the values of bucket ${this.what} fill ${MAX_SLABS} slabs of ${SLAB} bytes: more than one view can hold`)
     // Not zero-filled: every byte read was written first.
     this.slabs.push(Buffer.allocUnsafeSlow(size))
     this.heldBytes += size
@@ -215,7 +227,7 @@ export class Entries {
   delete (slot: number): void {
     this.live--
     this.liveBytes -= this.lengthAt(slot)
-    ;(this.places[slot >>> PAGE_BITS] as Uint32Array)[3 * (slot & (PAGE - 1)) + 2] = 0
+    ;(this.places[slot >>> PAGE_BITS] as Uint32Array)[2 * (slot & (PAGE - 1)) + 1] = 0
     ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = Known.deleted
     this.recent.delete(slot)
   }
@@ -229,16 +241,11 @@ export class Entries {
   }
 
   private lengthAt (slot: number): number {
-    return (this.places[slot >>> PAGE_BITS] as Uint32Array)[3 * (slot & (PAGE - 1)) + 2] as number
+    return (this.places[slot >>> PAGE_BITS] as Uint32Array)[2 * (slot & (PAGE - 1)) + 1] as number
   }
 
   private valueAt (slot: number): Buffer {
-    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    const at = 3 * (slot & (PAGE - 1))
-    const length = places[at + 2] as number
-    if (length === 0) return EMPTY
-    const start = places[at + 1] as number
-    return (this.slabs[places[at] as number] as Buffer).subarray(start, start + length)
+    return Entries.bytesAt(this.slabs, this.places[slot >>> PAGE_BITS] as Uint32Array, 2 * (slot & (PAGE - 1)))
   }
 
   /** The answer JSON of the entry in `slot`. */
@@ -258,7 +265,7 @@ export class Entries {
   private grow (slot: number): void {
     if ((slot & (PAGE - 1)) === 0) {
       this.times.push(new Float64Array(2 * PAGE))
-      this.places.push(new Uint32Array(3 * PAGE))
+      this.places.push(new Uint32Array(2 * PAGE))
       this.known.push(new Uint8Array(PAGE))
     }
   }
@@ -274,13 +281,10 @@ export class Entries {
     this.end = SLAB
     this.heldBytes = 0
     for (let slot = 0; slot < this.keys.size; slot++) {
-      const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-      const at = 3 * (slot & (PAGE - 1))
-      const length = places[at + 2] as number
-      if (length === 0) continue
-      const start = places[at + 1] as number
+      const value = Entries.bytesAt(old, this.places[slot >>> PAGE_BITS] as Uint32Array, 2 * (slot & (PAGE - 1)))
+      if (value.length === 0) continue
       const known = (this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] as Known
-      this.place(slot, (old[places[at] as number] as Buffer).subarray(start, start + length))
+      this.place(slot, value)
       ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = known
     }
   }
