@@ -44,3 +44,13 @@ test('a log past a page of records reads and compacts the same', () => {
   }
   expect(log.size).toBe(12_000)
 })
+
+test('revisions past 32 bits are kept exact, in the middle of a page', () => {
+  const log = new ChangeLog(0)
+  const revisions = [2 ** 32 - 2, 2 ** 32 - 1, 2 ** 32 + 5, 2 ** 53 - 1]
+  revisions.forEach((revision, key) => { log.record(key, revision) })
+  const current = (key: number): number | undefined => revisions[key]
+  expect([...log.since(2 ** 32 - 2, current)]).toEqual([[1, 2 ** 32 - 1], [2, 2 ** 32 + 5], [3, 2 ** 53 - 1]])
+  log.compact(0, current)
+  expect([...log.since(0, current)]).toEqual(revisions.map((revision, key) => [key, revision]))
+})

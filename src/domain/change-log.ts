@@ -6,16 +6,18 @@
 export type CurrentRevision = (key: number) => number | undefined
 
 /**
- * Records in pages that stay put, 12 bytes a record (a key's number, its revision), not JS arrays
- * of 8-byte values grown by copies: at 300k keys the log holds a record a key.
+ * Records in pages that stay put, 8 bytes a record (a key's number, its revision), not JS arrays
+ * of 8-byte values grown by copies: at 300k keys the log holds a record a key. A page holds its
+ * revisions in 32 bits until one needs more (a stream past 4 billion messages), then in 64.
  */
 const PAGE_BITS = 13
 const PAGE = 1 << PAGE_BITS
+const MAX_UINT32 = 0xffff_ffff
 
 /** Keys are named by number (the contents number every key they have seen). */
 export class ChangeLog {
   private keys: Int32Array[] = []
-  private revisions: Float64Array[] = []
+  private revisions: Array<Uint32Array | Float64Array> = []
   private length = 0
 
   /** `slack`: records past twice the live ones that the log may hold before it is compacted. */
@@ -30,10 +32,12 @@ export class ChangeLog {
     const i = this.length++
     if ((i & (PAGE - 1)) === 0) {
       this.keys.push(new Int32Array(PAGE))
-      this.revisions.push(new Float64Array(PAGE))
+      this.revisions.push(new Uint32Array(PAGE))
     }
     ;(this.keys[i >>> PAGE_BITS] as Int32Array)[i & (PAGE - 1)] = key
-    ;(this.revisions[i >>> PAGE_BITS] as Float64Array)[i & (PAGE - 1)] = revision
+    let page = this.revisions[i >>> PAGE_BITS] as Uint32Array | Float64Array
+    if (revision > MAX_UINT32 && page instanceof Uint32Array) this.revisions[i >>> PAGE_BITS] = page = Float64Array.from(page)
+    page[i & (PAGE - 1)] = revision
   }
 
   private keyAt (i: number): number {
@@ -41,7 +45,7 @@ export class ChangeLog {
   }
 
   private revisionAt (i: number): number {
-    return (this.revisions[i >>> PAGE_BITS] as Float64Array)[i & (PAGE - 1)] as number
+    return (this.revisions[i >>> PAGE_BITS] as Uint32Array | Float64Array)[i & (PAGE - 1)] as number
   }
 
   /** The position of the first record after `revision`. */
@@ -76,7 +80,7 @@ export class ChangeLog {
     this.length = 0
     for (let i = 0; i < length; i++) {
       const key = (keys[i >>> PAGE_BITS] as Int32Array)[i & (PAGE - 1)] as number
-      const rev = (revisions[i >>> PAGE_BITS] as Float64Array)[i & (PAGE - 1)] as number
+      const rev = (revisions[i >>> PAGE_BITS] as Uint32Array | Float64Array)[i & (PAGE - 1)] as number
       if (current(key) === rev) this.record(key, rev)
     }
   }
