@@ -2,6 +2,8 @@
 // changes after R, not the size of the bucket. Records a later change to the same key supersedes
 // are skipped when read and dropped when the log is compacted.
 
+import { partitionPoint } from './partition.js'
+
 /** The revision of a key's latest change (put or deletion), or undefined when the key is unknown. */
 export type CurrentRevision = (key: number) => number | undefined
 
@@ -50,14 +52,7 @@ export class ChangeLog {
 
   /** The position of the first record after `revision`. */
   private firstAfter (revision: number): number {
-    let lo = 0
-    let hi = this.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (this.revisionAt(mid) <= revision) lo = mid + 1
-      else hi = mid
-    }
-    return lo
+    return partitionPoint(this.length, (i) => this.revisionAt(i) <= revision)
   }
 
   /** The keys changed after `revision`, oldest change first, each once, at its latest change. */

@@ -1,13 +1,13 @@
-// The one binary search the contents use: over an array in ascending order, where the items a
-// predicate holds for all come first.
+// The one binary search the contents use: over positions 0 to `length` in ascending order, where
+// the positions a predicate holds for all come first (an array, a set's slots, the log's pages).
 
-/** The position of the first item of `sorted` for which `before` no longer holds. */
-export function partitionPoint<T> (sorted: ArrayLike<T>, before: (item: T) => boolean): number {
+/** The first position below `length` for which `before` no longer holds, or `length`. */
+export function partitionPoint (length: number, before: (i: number) => boolean): number {
   let lo = 0
-  let hi = sorted.length
+  let hi = length
   while (lo < hi) {
     const mid = (lo + hi) >>> 1
-    if (before(sorted[mid] as T)) lo = mid + 1
+    if (before(mid)) lo = mid + 1
     else hi = mid
   }
   return lo

@@ -19,11 +19,11 @@ export class SortedKeys {
 
   /** The position of the first key greater than `key` (the start of the page after it). */
   upperBound (key: string): number {
-    return partitionPoint(this.keys, (k) => k <= key)
+    return partitionPoint(this.keys.length, (i) => (this.keys[i] as string) <= key)
   }
 
   private lowerBound (key: string): number {
-    return partitionPoint(this.keys, (k) => k < key)
+    return partitionPoint(this.keys.length, (i) => (this.keys[i] as string) < key)
   }
 
   add (key: string): void {
@@ -82,26 +82,12 @@ export class SortedSlots implements KeySet {
   }
 
   upperBound (key: string): number {
-    let lo = 0
-    let hi = this.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (this.keys.compareAt(this.slots[mid] as number, key) <= 0) lo = mid + 1
-      else hi = mid
-    }
-    return lo
+    return partitionPoint(this.length, (i) => this.keys.compareAt(this.slots[i] as number, key) <= 0)
   }
 
   /** The position of the first key not less than `key`. */
   lowerBound (key: string): number {
-    let lo = 0
-    let hi = this.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (this.keys.compareAt(this.slots[mid] as number, key) < 0) lo = mid + 1
-      else hi = mid
-    }
-    return lo
+    return partitionPoint(this.length, (i) => this.keys.compareAt(this.slots[i] as number, key) < 0)
   }
 
   /** Adds the slot of `key` unless the set holds `key`. */
