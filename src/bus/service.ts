@@ -92,11 +92,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     try {
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       const text = payloadText(msg.data)
-      let question = questions.get(text, maxBytes)
-      if (question === undefined) {
-        question = provisioning.question(readQuery(readPayload(text)), { maxBytes })
-        questions.set(text, maxBytes, question, text.length)
-      }
+      const question = questions.obtain(text, maxBytes, () => provisioning.question(readQuery(readPayload(text)), { maxBytes }), () => text.length)
       const query = question.query
       route = query.what
       if (query.since !== undefined && !settled) {

@@ -259,17 +259,15 @@ export function createProvisioning (views: Views): Provisioning {
     const revision = contents.revisionFor(n.positions)
     const version = versionOf(contents, revision, stale)
     const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.since?.revision, query.limit, opts.defaultLimit, opts.maxBytes])
-    const cached = cache.get(key, version)
-    if (cached !== undefined) return cached
-    const limit = query.limit ?? opts.defaultLimit ?? Infinity
-    const budget = (opts.maxBytes ?? Infinity) - FRAME
-    const head = { what, contents, stale }
-    const json = query.since === undefined
-      ? list(head, n, revision, after, limit, budget)
-      : since(head, n, query.since.revision, limit, budget)
-    const answer = new Answer(json, version)
-    cache.set(key, version, answer, json.length)
-    return answer
+    return cache.obtain(key, version, () => {
+      const limit = query.limit ?? opts.defaultLimit ?? Infinity
+      const budget = (opts.maxBytes ?? Infinity) - FRAME
+      const head = { what, contents, stale }
+      const json = query.since === undefined
+        ? list(head, n, revision, after, limit, budget)
+        : since(head, n, query.since.revision, limit, budget)
+      return new Answer(json, version)
+    }, (answer) => answer.json.length)
   }
 
   function question (query: Query, opts: AskOptions = {}): Question {

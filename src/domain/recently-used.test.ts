@@ -24,3 +24,14 @@ test('lets the least recently used go first, by count and by bytes', () => {
   cache.set('huge', 'v', 'x', 26)
   expect(cache.get('huge', 'v')).toBeUndefined()
 })
+
+test('obtain makes a value only when none is kept for the version, and keeps what it makes', () => {
+  const cache = new RecentlyUsed<string, number>(100, 3)
+  let made = 0
+  const make = (): string => `made ${++made}`
+  expect(cache.obtain('q', 1, make, (v) => v.length)).toBe('made 1')
+  expect(cache.obtain('q', 1, make, (v) => v.length)).toBe('made 1')
+  expect(cache.obtain('q', 2, make, (v) => v.length)).toBe('made 2')
+  expect(cache.get('q', 2)).toBe('made 2')
+  expect(made).toBe(2)
+})

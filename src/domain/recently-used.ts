@@ -25,6 +25,16 @@ export class RecentlyUsed<T, V = string> {
     return hit.value
   }
 
+  /** The value kept for `key` if it was made for `version`; else what `make` makes, kept. */
+  obtain (key: string, version: V, make: () => T, bytesOf: (value: T) => number): T {
+    let value = this.get(key, version)
+    if (value === undefined) {
+      value = make()
+      this.set(key, version, value, bytesOf(value))
+    }
+    return value
+  }
+
   set (key: string, version: V, value: T, bytes: number): void {
     if (bytes > this.maxBytes * ONE_VALUE_SHARE) return
     const old = this.entries.get(key)

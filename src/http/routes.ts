@@ -84,13 +84,11 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
       // A URL asked before is not read again: the same text is the same question.
-      let asked = questions.get(request.url, maxBytes)
-      if (asked === undefined) {
+      const asked = questions.obtain(request.url, maxBytes, () => {
         const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
-        asked = { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText, query.since !== undefined) }
-        questions.set(request.url, maxBytes, asked, request.url.length)
-      }
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText, query.since !== undefined) }
+      }, () => request.url.length)
       const { question, wait } = asked
       const query = question.query
       if (query.since !== undefined) {
