@@ -58,30 +58,34 @@ const END_GRACE_MS = 1000
 /** Entries per snapshot page and changes per read: the stream waits for its reader between them. */
 const PAGE = 500
 
-/** The last event framed: the streams that follow one question send each change in the same words. */
-let framed: { type: EventType, data: string, id: string | undefined, text: string } | undefined
-
-/** One event as its lines; the data's line breaks become `data:` lines, which the reader joins with \n. */
-function frame (type: EventType, data: string, id: string | undefined): string {
-  if (framed?.data === data && framed.type === type && framed.id === id) return framed.text
-  let text = id === undefined ? '' : `id: ${id}\n`
-  text += `event: ${type}\n`
-  for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
-  framed = { type, data, id, text: `${text}\n` }
-  return framed.text
-}
-
-/** The last changes read, by question and cursor, and the state of the view they were read from. */
-let lastRead: { key: string, state: string, batch: ReturnType<Provisioning['changes']> } | undefined
+type Changes = ReturnType<Provisioning['changes']>
 
 /**
- * The changes after a cursor for a question, read once for every stream that follows the same
- * question from the same cursor while the view has not moved: a put reaches a thousand streams
- * of one filter, each asking the same.
+ * What the streams of one gateway share: a put reaches a thousand streams of one filter, each
+ * asking the same changes after the same cursor and sending them in the same words, so each is
+ * read and framed once.
  */
-function changesOnce (key: string, state: string, read: () => ReturnType<Provisioning['changes']>): ReturnType<Provisioning['changes']> {
-  if (lastRead?.key !== key || lastRead.state !== state) lastRead = { key, state, batch: read() }
-  return lastRead.batch
+class Fanout {
+  /** The last event framed. */
+  private framed: { type: EventType, data: string, id: string | undefined, text: string } | undefined
+  /** The last changes read, by question and cursor, and the state of the view they were read from. */
+  private read: { key: string, state: string, changes: Changes } | undefined
+
+  /** One event as its lines; the data's line breaks become `data:` lines, which the reader joins with \n. */
+  frame (type: EventType, data: string, id: string | undefined): string {
+    if (this.framed?.data === data && this.framed.type === type && this.framed.id === id) return this.framed.text
+    let text = id === undefined ? '' : `id: ${id}\n`
+    text += `event: ${type}\n`
+    for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
+    this.framed = { type, data, id, text: `${text}\n` }
+    return this.framed.text
+  }
+
+  /** The changes `key` (a question and a cursor) names in view state `state`: read by `read` unless read already. */
+  changes (key: string, state: string, read: () => Changes): Changes {
+    if (this.read?.key !== key || this.read.state !== state) this.read = { key, state, changes: read() }
+    return this.read.changes
+  }
 }
 
 /** One open response: frames events and says whether its reader keeps up. */
@@ -90,7 +94,7 @@ class Sse {
   /** Resolves when the response closes, whoever closed it. */
   readonly closed: Promise<void>
 
-  constructor (private readonly raw: ServerResponse, private readonly stallMs: number, private readonly counted: (type: string) => void) {
+  constructor (private readonly raw: ServerResponse, private readonly stallMs: number, private readonly fanout: Fanout, private readonly counted: (type: string) => void) {
     this.closed = new Promise((resolve) => raw.once('close', resolve))
     // A write to a reader that went away fails here; its 'close' ends the stream.
     raw.on('error', () => {})
@@ -103,7 +107,7 @@ class Sse {
   /** Writes one event; the data's line breaks become `data:` lines, which the reader joins with \n. */
   send (type: EventType, data: string, id?: string): void {
     if (!this.open) return
-    this.raw.write(frame(type, data, id))
+    this.raw.write(this.fanout.frame(type, data, id))
     this.counted(type)
   }
 
@@ -168,7 +172,7 @@ class Follower {
   /** The question followed, as text: streams asking the same share what they read. */
   private readonly asked: string
 
-  constructor (private readonly deps: EventsDeps, private readonly sse: Sse, private readonly query: Query, resume: string | undefined) {
+  constructor (private readonly deps: EventsDeps, private readonly fanout: Fanout, private readonly sse: Sse, private readonly query: Query, resume: string | undefined) {
     this.asked = `${JSON.stringify([query.what, query.filter])} `
     if (resume === undefined) return
     try {
@@ -284,7 +288,7 @@ class Follower {
     const { provisioning } = this.deps
     const view = this.deps.views.byWhat[this.query.what].status()
     const held = this.deps.views.byWhat[this.query.what].read()
-    const batch = changesOnce(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
+    const batch = this.fanout.changes(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
     let next = parseCursor(batch.cursor)
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
@@ -381,6 +385,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const maxStreams = deps.maxStreams ?? MAX_STREAMS
   /** Each open stream, and what its token was let in to read (undefined on an open gateway). */
   const open = new Map<Sse, Admission | undefined>()
+  const fanout = new Fanout()
   app.decorate('recheckStreams', (tokens: readonly Token[]) => {
     // Ended, a stream's EventSource comes back and meets the new tokens: 401 or 403, which it takes as final.
     for (const [sse, admitted] of open) if (admitted !== undefined && !stillAdmitted(admitted, tokens)) sse.end()
@@ -421,7 +426,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     // A stream's connection is never used again: closed with it, the service's stop need not wait for it to idle.
     raw.setHeader('connection', 'close')
     raw.writeHead(200)
-    const sse = new Sse(raw, stallMs, (type) => deps.metrics.eventSent(type))
+    const sse = new Sse(raw, stallMs, fanout, (type) => deps.metrics.eventSent(type))
     open.set(sse, request.admitted)
     deps.metrics.streamOpened()
     const heartbeat = setInterval(() => sse.heartbeat(), heartbeatMs)
@@ -432,7 +437,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     })
     sse.write(`retry: ${RETRY_MS}\n\n`)
     try {
-      await new Follower(deps, sse, query, resume).run()
+      await new Follower(deps, fanout, sse, query, resume).run()
     } catch (err) {
       request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
       sse.end()
