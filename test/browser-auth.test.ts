@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
-import { chromiumPresent, launchChromium, offline } from './support/browser.js'
+import { chromiumPresent, launchChromium, offline, tryNeedsOfAce } from './support/browser.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
 describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', () => {
@@ -35,15 +35,9 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', (
     const violations: string[] = []
     page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text()) })
     try {
-      await page.goto(`${running.url}/docs`, { timeout: 20_000 })
-      const operation = page.locator('#operations-provisioning-listNeeds')
-      await operation.locator('.opblock-summary').click({ timeout: 20_000 })
-      await operation.getByRole('button', { name: 'Try it out' }).click({ timeout: 10_000 })
-      await operation.locator('tr[data-param-name="node"] input').fill('ace')
-      const status = operation.locator('.live-responses-table .response .response-col_status').first()
-      const body = operation.locator('.live-responses-table .response-col_description pre').first()
+      const { execute, status, body } = await tryNeedsOfAce(page, running.url)
 
-      await operation.getByRole('button', { name: 'Execute' }).click()
+      await execute()
       await expect.poll(async () => (await status.textContent())?.trim(), { timeout: 20_000 }).toBe('401')
       expect(await body.textContent()).toContain('"code": "UNAUTHORIZED"')
 
@@ -53,7 +47,7 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', (
       await dialog.getByRole('button', { name: 'Apply credentials' }).click()
       await dialog.getByRole('button', { name: 'Close' }).click()
 
-      await operation.getByRole('button', { name: 'Execute' }).click()
+      await execute()
       await expect.poll(async () => (await status.textContent())?.trim(), { timeout: 20_000 }).toBe('200')
       expect(await body.textContent()).toContain('"key": "ace.gitea.secret.db-password"')
       expect(outside).toEqual([])

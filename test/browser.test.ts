@@ -4,7 +4,7 @@
 import type { Browser } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
-import { chromiumPresent, launchChromium, offline } from './support/browser.js'
+import { chromiumPresent, launchChromium, offline, tryNeedsOfAce } from './support/browser.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
 describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
@@ -25,16 +25,11 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
     const failed: string[] = []
     page.on('requestfailed', (r) => failed.push(r.url()))
     try {
-      await page.goto(`${running.url}/docs`, { timeout: 20_000 })
-      const operation = page.locator('#operations-provisioning-listNeeds')
-      await operation.locator('.opblock-summary').click({ timeout: 20_000 })
-      await operation.getByRole('button', { name: 'Try it out' }).click({ timeout: 10_000 })
-      await operation.locator('tr[data-param-name="node"] input').fill('ace')
-      await operation.getByRole('button', { name: 'Execute' }).click()
-      const status = operation.locator('.live-responses-table .response .response-col_status').first()
+      const { operation, execute, status, body: shown } = await tryNeedsOfAce(page, running.url)
+      await execute()
       await status.waitFor({ timeout: 20_000 })
       expect((await status.textContent())?.trim()).toBe('200')
-      const body = await operation.locator('.live-responses-table .response-col_description pre').first().textContent()
+      const body = await shown.textContent()
       expect(body).toContain('"bucket": "mesh-provisioner_needs"')
       expect(body).toContain('"key": "ace.gitea.secret.db-password"')
       const requestUrl = await operation.locator('.request-url pre').textContent()

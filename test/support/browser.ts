@@ -2,7 +2,7 @@
 // locally when it is absent, required in CI. The flags keep it off this machine's closed network.
 
 import { existsSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import type { Fixture } from './service.js'
 
 export const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
@@ -31,4 +31,22 @@ export async function offline (page: Page, ...allowed: string[]): Promise<string
     return await route.abort()
   })
   return outside
+}
+
+/**
+ * Opens the Swagger page the gateway at `url` serves and "Try it out" of GET /v1/needs with
+ * node=ace filled in: the operation, its Execute button, and where its answer's status and body show.
+ */
+export async function tryNeedsOfAce (page: Page, url: string): Promise<{ operation: Locator, execute: () => Promise<void>, status: Locator, body: Locator }> {
+  await page.goto(`${url}/docs`, { timeout: 20_000 })
+  const operation = page.locator('#operations-provisioning-listNeeds')
+  await operation.locator('.opblock-summary').click({ timeout: 20_000 })
+  await operation.getByRole('button', { name: 'Try it out' }).click({ timeout: 10_000 })
+  await operation.locator('tr[data-param-name="node"] input').fill('ace')
+  return {
+    operation,
+    execute: async () => { await operation.getByRole('button', { name: 'Execute' }).click() },
+    status: operation.locator('.live-responses-table .response .response-col_status').first(),
+    body: operation.locator('.live-responses-table .response-col_description pre').first()
+  }
 }
