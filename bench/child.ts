@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { NODE_FLAGS } from '../testkit/start-command.js'
 import type { FromChild, ToChild } from './serve.js'
 import type { BusLoad, BusLoadResult } from './bus-load.js'
 
@@ -44,10 +45,12 @@ export class Child {
   }
 
   static start (script: 'serve' | 'bus-load', args: string[], env: Record<string, string> = {}): Child {
-    // BENCH_CPU_PROF=<dir>: every child writes a CPU profile there when it ends. BENCH_NODE_ARGS:
-    // more flags for every child (`--trace-gc`, which NODE_OPTIONS refuses).
+    // The service runs with the node flags of `npm start`. BENCH_CPU_PROF=<dir>: every child writes
+    // a CPU profile there when it ends. BENCH_NODE_ARGS: more flags for every child (`--trace-gc`,
+    // which NODE_OPTIONS refuses); BENCH_SERVICE_ARGS: for the service alone (the last of a flag wins).
     const prof = process.env['BENCH_CPU_PROF']
-    const more = process.env['BENCH_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []
+    const words = (name: string): string[] => process.env[name]?.split(' ') ?? []
+    const more = [...words('BENCH_NODE_ARGS'), ...(args[0] === 'service' ? [...NODE_FLAGS, ...words('BENCH_SERVICE_ARGS')] : [])].filter((a) => a !== '')
     const execArgv = ['--expose-gc', '--no-deprecation', ...(prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]), ...more]
     const proc = fork(join(out, `${script}.js`), args, { execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     return new Child(proc, [script, ...args].join(' '))

@@ -65,6 +65,7 @@ async function alternate (a: () => Promise<number>, b: () => Promise<number>): P
   for (let r = 0; r < rounds; r++) {
     as.push(await a())
     bs.push(await b())
+    log(`round ${r}: ${as.at(-1)?.toFixed(0)} against ${bs.at(-1)?.toFixed(0)}`)
   }
   return [median(as), median(bs)]
 }

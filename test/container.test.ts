@@ -1,5 +1,5 @@
 // What the Containerfile promises, proven without a container engine: the built entrypoint
-// (`npm run build`, then `node dist/main.js`) serves as uid 65534 from a read-only directory, the
+// (`npm run build`, then `npm start`'s command) serves as uid 65534 from a read-only directory, the
 // image's HEALTHCHECK command passes against it, SIGTERM stops it with exit 0, and a refused
 // password ends it at once with one line instead of a reconnect loop.
 
@@ -12,6 +12,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { NatsConnection } from 'nats'
 import type { NatsServer } from '../testkit/nats-server.js'
+import { START_COMMAND } from '../testkit/start-command.js'
 import { fixture, suiteFixture } from './support/service.js'
 
 const run = promisify(execFile)
@@ -98,6 +99,12 @@ describe('the Containerfile', () => {
     expect(containerfile).toMatch(/npm ci --omit=dev/)
     expect(containerfile).toMatch(/^RUN npm run build$/m)
   })
+
+  test('runs the service as `npm start` does, node flags included', () => {
+    const cmd = /^CMD (\[.*\])$/m.exec(containerfile.slice(containerfile.lastIndexOf('\nCMD ')))?.[1]
+    expect(JSON.parse(cmd ?? 'null')).toEqual(START_COMMAND)
+    expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', 'dist/main.js'])
+  })
 })
 
 test('the build imports only production dependencies and Node\'s own modules (npm ci --omit=dev suffices)', async () => {
@@ -123,7 +130,7 @@ describe('the built entrypoint as uid 65534 from a read-only directory', () => {
     port = await freePort()
     const tokens = join(root, 'http-tokens.json')
     await writeFile(tokens, '{"tokens":[]}', { mode: 0o444 })
-    service = asNobody(['node', 'dist/main.js'], { ...server.serviceEnv(), HTTP_HOST: '0.0.0.0', HTTP_PORT: String(port), HTTP_TOKENS_FILE: tokens })
+    service = asNobody([...START_COMMAND], { ...server.serviceEnv(), HTTP_HOST: '0.0.0.0', HTTP_PORT: String(port), HTTP_TOKENS_FILE: tokens })
     output = collect(service)
   })
 
@@ -173,7 +180,7 @@ describe('SIGTERM while NATS is down', () => {
   test('still stops with exit 0 within the grace period', async () => {
     const own = await fixture().server()
     const port = await freePort()
-    const child = asNobody(['node', 'dist/main.js'], { ...own.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'silent' })
+    const child = asNobody([...START_COMMAND], { ...own.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'silent' })
     const readyz = async (): Promise<number> => await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)
     await expect.poll(readyz, { timeout: 30_000 }).toBe(200)
     await own.kill()
@@ -188,7 +195,7 @@ describe('a refused password', () => {
   test('is one clear line on stderr and exit 1, not a reconnect loop', async () => {
     const secret = join(root, 'wrong-password')
     await writeFile(secret, 'not-the-password\n', { mode: 0o444 })
-    const child = asNobody(['node', 'dist/main.js'], { ...server.serviceEnv(), NATS_PASSWORD: '', NATS_PASSWORD_FILE: secret, HTTP_PORT: '0', LOG_LEVEL: 'silent' })
+    const child = asNobody([...START_COMMAND], { ...server.serviceEnv(), NATS_PASSWORD: '', NATS_PASSWORD_FILE: secret, HTTP_PORT: '0', LOG_LEVEL: 'silent' })
     const output = collect(child)
     // A reconnect loop never exits: the test's timeout is the bound.
     expect(await exited(child)).toBe(1)

@@ -1,0 +1,12 @@
+// The command that runs the built service, as `npm start` says it: the bench and the container
+// test run the service with its node flags, so that they measure and prove what is shipped.
+
+import { readFileSync } from 'node:fs'
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+
+/** `npm start` as words: `node`, its flags, the entrypoint. */
+export const START_COMMAND: readonly string[] = pkg.scripts.start.split(' ').filter((w) => w !== '')
+
+/** The node flags of `npm start` (between `node` and the entrypoint). */
+export const NODE_FLAGS: readonly string[] = START_COMMAND.slice(1, -1)
