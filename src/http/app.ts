@@ -117,14 +117,17 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     reply.headers(security).header('x-request-id', request.id)
     done()
   })
-  app.addHook('onResponse', (request, reply, done) => {
+  // A request is counted when its answer is handed to Node, as the verb counts at its reply, not
+  // on 'finish': with an onResponse hook fastify holds each request until the socket has taken its
+  // bytes, which under load outlived V8's young generation and cost 7 µs a request (RESULTS.md).
+  app.addHook('onSend', (request, reply, payload, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
     const outcome = reply.statusCode >= 500 && request.outcome === 'ok' ? 'INTERNAL' : request.outcome
     deps.metrics.observe('http', route, outcome, reply.elapsedTime / 1000)
     // The path alone: the query string may carry an access_token. The token is named, never shown.
     // The line is built only when it is written: on the hot path it never is.
     if (WRITES_DEBUG.has(request.log.level)) request.log.debug({ method: request.method, path: request.url.split('?')[0], tokenName: request.tokenName, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
-    done()
+    done(null, payload)
   })
 
   app.setErrorHandler<FastifyError>((err, request, reply) => {
