@@ -1,7 +1,7 @@
 // Compiles a domain table into the registry's answers, one per kind, as canonical bytes: the
 // writer compares bytes, so two instances with one table agree on what "differs" means.
 
-import { Compile } from 'typebox/compile'
+import { Compile } from 'typebox/schema'
 import { DomainTable, type Domain } from './registry-table.js'
 import { type RegistryValue } from './schemas.js'
 
@@ -89,7 +89,8 @@ export function parseDomainTable (text: string, source: string): DomainTable {
     throw new DomainTableError(`${source} is not JSON (${(err as Error).message}); it takes an array of domains like [{"kinds":["secret"],"module":"mesh-vault","verb":"mesh-vault.secret"}]`)
   }
   if (!checkTable.Check(data)) {
-    const first = [...checkTable.Errors(data)][0]
+    const [, errors] = checkTable.Errors(data)
+    const first = errors[0]
     throw new DomainTableError(`${source} at ${first?.instancePath || '/'}: ${first?.message ?? 'does not fit'}; each domain takes kinds (tokens), module, and bucket+key[+collection] or verb, optional note`)
   }
   compileRegistry(data)

@@ -3,7 +3,7 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from 'typebox'
-import { Compile } from 'typebox/compile'
+import { Compile } from 'typebox/schema'
 import { TOKEN_PATTERN } from '../domain/buckets.js'
 
 const NAME_PATTERN = '^[A-Za-z0-9_.@:-]{1,64}$'
@@ -59,7 +59,8 @@ function sha256 (text: string): Buffer {
 /** Why one entry does not fit, in words that name the field at fault. */
 function entryFault (entry: unknown): string {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return `it is not an object; each token takes the shape ${ENTRY}`
-  const error = [...checkEntry.Errors(entry)][0]
+  const [, errors] = checkEntry.Errors(entry)
+  const error = errors[0]
   const field = error?.instancePath.split('/')[1]
   if (field !== undefined && field in FIELD_TAKES) return FIELD_TAKES[field] as string
   const fields = Object.keys(TokenEntry.properties)
