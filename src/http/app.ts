@@ -173,7 +173,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   // After CORS, so that a refusal carries the CORS headers a console in a browser needs to read it.
   registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
-  await registerDocs(app, deps.version)
+  registerDocs(app, deps.version)
   registerRoutes(app, deps)
   registerEvents(app, { ...deps, ...deps.events })
   registerOperations(app, deps)

@@ -1,9 +1,17 @@
 // The OpenAPI document (@fastify/swagger, generated from the route schemas) and the Swagger UI
 // page (@fastify/swagger-ui, its assets served from the installed package, nothing fetched outside).
 
-import swagger from '@fastify/swagger'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { SwaggerOptions } from '@fastify/swagger'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
 import { LICENSE } from '../version.js'
+import { judgedByTheDomain, plainJson } from './schemas.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of the gateway's routes, generated on the first call. */
+    openapi: () => Promise<object>
+  }
+}
 
 interface Parameter { in: string, example?: unknown, schema?: object }
 interface Paths { paths?: Record<string, { get?: { parameters?: Parameter[] } } | undefined> }
@@ -24,8 +32,9 @@ function unfilled<T extends object> (doc: T): T {
   return doc
 }
 
-export async function registerDocs (app: FastifyInstance, version: string): Promise<void> {
-  await app.register(swagger, {
+/** @fastify/swagger's options: the document's header, and how it is shaped. */
+function swaggerOptions (version: string): SwaggerOptions {
+  return {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -56,8 +65,40 @@ export async function registerDocs (app: FastifyInstance, version: string): Prom
     transformObject: (document) => 'openapiObject' in document ? unfilled(document.openapiObject) : document.swaggerObject,
     // Shared schemas keep their $id as their component name rather than def-0, def-1...
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` }
-  })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  }
+}
+
+/**
+ * The document of `routes`, as @fastify/swagger generates it inside the gateway: a fastify of its
+ * own that holds only their definitions, with the gateway's shared schemas. It compiles neither
+ * validators nor serializers: the routes are never served there.
+ */
+async function generate (app: FastifyInstance, routes: readonly RouteOptions[], version: string): Promise<object> {
+  const { default: swagger } = await import('@fastify/swagger')
+  const doc = Fastify({ exposeHeadRoutes: false })
+  doc.setValidatorCompiler(judgedByTheDomain)
+  doc.setSerializerCompiler(plainJson)
+  try {
+    await doc.register(swagger, swaggerOptions(version))
+    for (const schema of Object.values(app.getSchemas())) doc.addSchema(schema)
+    for (const route of routes) doc.route({ method: route.method, url: route.url, ...(route.schema === undefined ? {} : { schema: route.schema }), ...(route.config === undefined ? {} : { config: route.config }), handler: async () => {} })
+    await doc.ready()
+    return doc.swagger()
+  } finally {
+    await doc.close()
+  }
+}
+
+export function registerDocs (app: FastifyInstance, version: string): void {
+  // The document is generated on its first request: @fastify/swagger and its modules (a YAML
+  // library among them), registered at start, held ~0.9 MB in every process, most of which never
+  // serve it. What it would see of each route from here on is kept until then (HEAD twins, which
+  // it leaves out, are not).
+  const routes: RouteOptions[] = []
+  app.addHook('onRoute', (route) => { if (route.method !== 'HEAD') routes.push(route) })
+  let document: Promise<object> | undefined
+  app.decorate('openapi', async () => await (document ??= generate(app, routes, version)))
+  app.get('/openapi.json', { schema: { hide: true } }, async () => await app.openapi())
 
   // The Swagger UI is built on the first request for it: registered at start, its plugin, static
   // file server and their modules held ~1.8 MB in every process, most of which never serve a page.
@@ -83,10 +124,10 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'da
 
 /** A fastify serving only the Swagger UI at /docs, reading the document of `app`. */
 async function swaggerUi (app: FastifyInstance): Promise<FastifyInstance> {
-  const { default: plugin } = await import('@fastify/swagger-ui')
+  const [{ default: swagger }, { default: plugin }, document] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui'), app.openapi()])
   const ui = Fastify()
   // The UI reads the document through @fastify/swagger: here, the one `app` generates, as it is.
-  await ui.register(swagger, { transformObject: () => app.swagger() })
+  await ui.register(swagger, { transformObject: () => document })
   await ui.register(plugin, {
     routePrefix: '/docs',
     validatorUrl: false,

@@ -26,7 +26,7 @@ export async function openApiText (version: string): Promise<string> {
   })
   try {
     await app.ready()
-    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+    return `${JSON.stringify(await app.openapi(), null, 2)}\n`
   } finally {
     await app.close()
   }
