@@ -81,7 +81,9 @@ async function startServiceChild (server: NatsServer): Promise<{ child: Child, r
   return { child, ready: await child.next('ready') }
 }
 
-async function httpLoad (url: string): Promise<number> {
+/** req/s of `url` under load; logs the CPU a request cost `server` (a process stuck in a slower mode shows there first). */
+async function httpLoad (url: string, server: Child): Promise<number> {
+  const cpuBefore = server.cpuMicros()
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
   // autocannon counts whole seconds; a smoke run skips the warmup.
   const warmup = Math.round(seconds / 5)
@@ -94,7 +96,10 @@ async function httpLoad (url: string): Promise<number> {
     p.once('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`)))
   })
   // With --warmup, autocannon prints the warmup's result first: the run's is the last line.
-  const r = JSON.parse(out.trim().split('\n').at(-1) as string) as { requests: { average: number }, non2xx: number, errors: number }
+  const runs = out.trim().split('\n').map((line) => JSON.parse(line) as { requests: { average: number, total: number }, non2xx: number, errors: number })
+  const r = runs.at(-1) as typeof runs[number]
+  const answered = runs.reduce((sum, run) => sum + run.requests.total, 0)
+  log(`${server.name}: ${((server.cpuMicros() - cpuBefore) / answered).toFixed(1)} µs of CPU a request`)
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
   return r.requests.average
 }
@@ -260,7 +265,7 @@ async function main (): Promise<void> {
     if (gateway.status !== 200 || gateway.body !== answer) throw new Error(`GET ${needsPath} answers ${gateway.status}, other bytes than the verb: ${gateway.body.slice(0, 300)}`)
     if (measures('http')) {
       log('HTTP throughput')
-      const [service, bare] = await alternate(() => httpLoad(`${svcSmall.ready.url}${needsPath}`), () => httpLoad(`${floorUrl}/floor`))
+      const [service, bare] = await alternate(() => httpLoad(`${svcSmall.ready.url}${needsPath}`, svcSmall.child), () => httpLoad(`${floorUrl}/floor`, floor))
       rows.push({ what, service, floor: bare, unit: 'req/s', goal: { higher: 0.8 } })
     }
 

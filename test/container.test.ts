@@ -103,7 +103,7 @@ describe('the Containerfile', () => {
   test('runs the service as `npm start` does, node flags included', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(containerfile.slice(containerfile.lastIndexOf('\nCMD ')))?.[1]
     expect(JSON.parse(cmd ?? 'null')).toEqual(START_COMMAND)
-    expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', 'dist/main.js'])
+    expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', '--no-allocation-site-pretenuring', 'dist/main.js'])
   })
 })
 
