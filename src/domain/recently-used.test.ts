@@ -35,3 +35,14 @@ test('obtain makes a value only when none is kept for the version, and keeps wha
   expect(cache.get('q', 2)).toBe('made 2')
   expect(made).toBe(2)
 })
+
+test('a hit moves its key to the most recent, even right after another hit moved its own', () => {
+  const cache = new RecentlyUsed<string>(100, 3)
+  cache.set('a', 'v', 'a', 10)
+  cache.set('b', 'v', 'b', 10)
+  cache.get('a', 'v')
+  cache.get('b', 'v')
+  cache.set('c', 'v', 'c', 10)
+  cache.set('d', 'v', 'd', 10)
+  expect(['a', 'b', 'c', 'd'].map((k) => cache.get(k, 'v'))).toEqual([undefined, 'b', 'c', 'd'])
+})

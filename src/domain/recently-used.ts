@@ -9,6 +9,8 @@ const ONE_VALUE_SHARE = 0.25
 export class RecentlyUsed<T, V = string> {
   private readonly entries = new Map<string, { version: V, value: T, bytes: number }>()
   private bytes = 0
+  /** The key last kept or found: already the most recent, so a hit on it moves nothing (a move allocates). */
+  private newest: string | undefined
 
   constructor (private readonly maxBytes = 16 * 1024 * 1024, private readonly maxEntries = 1024) {}
 
@@ -16,12 +18,16 @@ export class RecentlyUsed<T, V = string> {
   get (key: string, version: V): T | undefined {
     const hit = this.entries.get(key)
     if (hit === undefined) return undefined
-    this.entries.delete(key)
     if (hit.version !== version) {
+      this.entries.delete(key)
       this.bytes -= hit.bytes
       return undefined
     }
-    this.entries.set(key, hit)
+    if (key !== this.newest) {
+      this.entries.delete(key)
+      this.entries.set(key, hit)
+      this.newest = key
+    }
     return hit.value
   }
 
@@ -43,6 +49,7 @@ export class RecentlyUsed<T, V = string> {
       this.bytes -= old.bytes
     }
     this.entries.set(key, { version, value, bytes })
+    this.newest = key
     this.bytes += bytes
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes && this.entries.size <= this.maxEntries) break
