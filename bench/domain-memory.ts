@@ -3,7 +3,7 @@
 // against the same process before. Quicker than the bench's memory row to iterate on; run with
 // `node --expose-gc --import tsx bench/domain-memory.ts [entries]`.
 
-import { Contents } from '../src/domain/contents.js'
+import { Contents } from '../src/domain/store/contents.js'
 import { MODULES, nodeName } from './mesh.js'
 
 const KINDS = ['secret', 'config', 'port', 'dir', 'bound']

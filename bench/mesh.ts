@@ -2,7 +2,7 @@
 // JetStream publishes in flight) so that 300k keys seed in seconds rather than minutes.
 
 import type { NatsConnection } from 'nats'
-import { BUCKETS, keyOf } from '../src/domain/buckets.js'
+import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 
 export const MODULES = ['gitea', 'keycloak', 'route-proxy', 'claude-code', 'mesh-build-node', 'postgres', 'node-tools', 'wireguard', 'mail', 'grafana',

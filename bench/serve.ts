@@ -5,7 +5,7 @@
 
 import Fastify from 'fastify'
 import { connect, type KV, type KvEntry, type QueuedIterator } from 'nats'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 
 /** What a process holds (bytes): its RSS, and of it the V8 heap's used and committed bytes and the memory outside it. */
 export interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number }

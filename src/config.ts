@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import ms from 'ms'
-import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry-table.js'
-import { parseDomainTable, DomainTableError } from './domain/registry.js'
+import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry/registry-table.js'
+import { parseDomainTable, DomainTableError } from './domain/registry/registry.js'
 import { loadTls, TlsError, type TlsFiles } from './http/tls.js'
 import { parseTokens, TokensError, type Token } from './http/tokens.js'
 

@@ -2,8 +2,8 @@
 // process must not share counters). Views are read at scrape time; the writer's runs are counted as they end.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { RegistryRun, ViewStatus } from './domain/schemas.js'
-import type { Views } from './domain/views.js'
+import type { RegistryRun, ViewStatus } from './domain/wire/schemas.js'
+import type { Views } from './domain/follow/views.js'
 
 export interface Metrics {
   readonly registry: Registry

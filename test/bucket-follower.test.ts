@@ -3,8 +3,8 @@
 
 import type { JetStreamManager, NatsConnection } from 'nats'
 import { beforeAll, expect, test, vi } from 'vitest'
-import { BUCKETS } from '../src/domain/buckets.js'
-import { BucketFollower } from '../src/domain/bucket-follower.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
+import { BucketFollower } from '../src/domain/follow/bucket-follower.js'
 import type { Logger } from '../src/domain/logger.js'
 import { suiteFixture } from './support/service.js'
 

@@ -5,7 +5,7 @@
 import type { JetStreamManager, KV, NatsConnection } from 'nats'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { killAndRestart, suiteFixture, untilReady, untilWritten } from './support/service.js'

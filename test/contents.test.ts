@@ -5,7 +5,7 @@
 import type { KV, NatsConnection } from 'nats'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
 

@@ -5,7 +5,7 @@
 import type { KV, NatsConnection } from 'nats'
 import { request } from 'undici'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { suiteFixture, untilReady } from './support/service.js'

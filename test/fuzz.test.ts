@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import type { NatsConnection } from 'nats'
 import { request } from 'undici'
 import { beforeAll, expect, test } from 'vitest'
-import { WHATS } from '../src/domain/buckets.js'
+import { WHATS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten, type Seeded } from './support/service.js'
 

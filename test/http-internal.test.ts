@@ -3,9 +3,9 @@
 
 import { pino } from 'pino'
 import { expect, it } from 'vitest'
-import type { Provisioning } from '../src/domain/provisioning.js'
-import type { Query } from '../src/domain/request.js'
-import type { Views } from '../src/domain/views.js'
+import type { Provisioning } from '../src/domain/answers/provisioning.js'
+import type { Query } from '../src/domain/wire/request.js'
+import type { Views } from '../src/domain/follow/views.js'
 import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
 

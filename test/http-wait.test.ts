@@ -4,7 +4,7 @@
 
 import { request } from 'undici'
 import { expect, it, vi } from 'vitest'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { fixture, startSeeded } from './support/service.js'
 import { askVerb } from './support/verb.js'
 

@@ -4,7 +4,7 @@
 import type { NatsConnection } from 'nats'
 import { beforeAll, expect, test, vi } from 'vitest'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'

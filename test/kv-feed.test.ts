@@ -3,8 +3,8 @@
 
 import type { JetStreamManager, KV, NatsConnection } from 'nats'
 import { beforeAll, expect, test, vi } from 'vitest'
-import type { KvChange } from '../src/domain/contents.js'
-import { KvFeed, type KvFeedOptions } from '../src/domain/kv-feed.js'
+import type { KvChange } from '../src/domain/store/contents.js'
+import { KvFeed, type KvFeedOptions } from '../src/domain/follow/kv-feed.js'
 import { suiteFixture } from './support/service.js'
 
 const fx = suiteFixture()

@@ -10,7 +10,7 @@ import { ErrorCode, type NatsConnection, type NatsError } from 'nats'
 import { natsServerBin, type NatsServer } from '../testkit/nats-server.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
-import { BUCKETS } from '../src/domain/buckets.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { INBOX_PREFIX } from '../src/nats.js'
 import type { Running } from '../src/service.js'
 

@@ -9,9 +9,9 @@ import { promisify } from 'node:util'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { describe, expect, it } from 'vitest'
-import { Answers, Entries, RequestFields } from '../src/domain/schemas.js'
+import { Answers, Entries, RequestFields } from '../src/domain/wire/schemas.js'
 import { openApiText } from '../src/http/openapi-document.js'
-import { parseCursor } from '../src/domain/cursor.js'
+import { parseCursor } from '../src/domain/wire/cursor.js'
 import { ErrorBody } from '../src/http/schemas.js'
 import { SseParser } from './support/sse.js'
 import { readWait } from '../src/http/wait.js'
@@ -166,7 +166,7 @@ describe('the OpenAPI document', () => {
       }
     }
     for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema as Record<string, unknown>, name)
-    // The domain's ErrorBody leaves its `error` object undescribed (src/domain/schemas.ts, not the gateway's).
+    // The domain's ErrorBody leaves its `error` object undescribed (src/domain/wire/schemas.ts, not the gateway's).
     expect(undescribed).toEqual([])
   })
 })

@@ -5,9 +5,9 @@ import { expect, test } from 'vitest'
 import type { KV, NatsConnection } from 'nats'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { fixture, untilRan, untilWritten, type Fixture } from './support/service.js'
-import { BUCKETS } from '../src/domain/buckets.js'
-import { canonicalJson, compileRegistry } from '../src/domain/registry.js'
-import { DEFAULT_DOMAINS } from '../src/domain/registry-table.js'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
+import { canonicalJson, compileRegistry } from '../src/domain/registry/registry.js'
+import { DEFAULT_DOMAINS } from '../src/domain/registry/registry-table.js'
 
 async function setup (): Promise<{ fx: Fixture, server: NatsServer, nc: NatsConnection }> {
   const fx = fixture()

@@ -6,8 +6,8 @@ import type { NatsConnection } from 'nats'
 import { fixture, startSeeded, suiteFixture, untilReady, type Seeded } from './support/service.js'
 import { askVerb } from './support/verb.js'
 import { NODES, MODULES } from '../testkit/sample-mesh.js'
-import { compileRegistry } from '../src/domain/registry.js'
-import { DEFAULT_DOMAINS } from '../src/domain/registry-table.js'
+import { compileRegistry } from '../src/domain/registry/registry.js'
+import { DEFAULT_DOMAINS } from '../src/domain/registry/registry-table.js'
 import type { Running } from '../src/service.js'
 
 const fx = suiteFixture()

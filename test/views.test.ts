@@ -7,7 +7,7 @@ import type { NatsServer, NatsServerOptions } from '../testkit/nats-server.js'
 import { fixture, killAndRestart, untilReady, UPDATE_AFTER_RECONNECT_MS, type Fixture } from './support/service.js'
 import { askVerb } from './support/verb.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
-import { BUCKETS, keyOf } from '../src/domain/buckets.js'
+import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 
 async function setup (opts: NatsServerOptions = {}): Promise<{ fx: Fixture, server: NatsServer, nc: NatsConnection }> {
   const fx = fixture()

@@ -2,7 +2,7 @@
 // kinds, applied entries, collections such as shell:zsh:normal, and a few keys out of shape.
 
 import type { KV, NatsConnection } from 'nats'
-import { BUCKETS, keyOf, type What } from '../src/domain/buckets.js'
+import { BUCKETS, keyOf, type What } from '../src/domain/wire/key-shapes.js'
 
 /** Creates the three buckets the provisioner clients would create (the registry is the service's). */
 export async function createClientBuckets (nc: NatsConnection, replicas = 1): Promise<Record<Exclude<What, 'registry'>, KV>> {

@@ -1,6 +1,6 @@
 // The one mapping of domain error codes to the micro protocol's error codes (SPEC §4).
 
-import type { ErrorCode } from '../domain/errors.js'
+import type { ErrorCode } from '../domain/wire/errors.js'
 
 export const MICRO_CODE: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,

@@ -2,12 +2,12 @@
 // payload, asks the domain and replies, and that always replies, whatever fails.
 
 import type { NatsConnection, Service, ServiceMsg } from 'nats'
-import { asProvisionerError, badRequest } from '../domain/errors.js'
+import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
-import type { Provisioning, Question } from '../domain/provisioning.js'
-import { RecentlyUsed } from '../domain/recently-used.js'
-import { readQuery } from '../domain/request.js'
-import { ProvisioningAnswer, ProvisioningRequest } from '../domain/schemas.js'
+import type { Provisioning, Question } from '../domain/answers/provisioning.js'
+import { RecentlyUsed } from '../domain/answers/recently-used.js'
+import { readQuery } from '../domain/wire/request.js'
+import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
 import { MICRO_CODE } from './errors.js'
 

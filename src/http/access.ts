@@ -4,7 +4,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { Type } from 'typebox'
-import { ProvisionerError } from '../domain/errors.js'
+import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
 import { replyError } from './errors.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'

@@ -5,7 +5,7 @@
 import type http from 'node:http'
 import { createRequire } from 'node:module'
 import type { FastifyError, FastifyReply } from 'fastify'
-import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/errors.js'
+import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/wire/errors.js'
 
 // Required, not imported: an ESM import of node:http reads every export, and its lazy WebSocket
 // getters load Node's bundled undici, ~3 MB held by a process that never uses it (bench/RESULTS.md).

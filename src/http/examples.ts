@@ -1,9 +1,9 @@
 // Examples for the OpenAPI document: small answers of the sample mesh's shape, and refusals made
 // by the domain itself so that their words are the ones a client will really read.
 
-import { keyOf, type What } from '../domain/buckets.js'
-import { asProvisionerError, ProvisionerError } from '../domain/errors.js'
-import { noEntry } from '../domain/provisioning.js'
+import { keyOf, type What } from '../domain/wire/key-shapes.js'
+import { asProvisionerError, ProvisionerError } from '../domain/wire/errors.js'
+import { noEntry } from '../domain/answers/provisioning.js'
 
 const updated = '2026-11-29T09:40:00.000Z'
 

@@ -2,8 +2,8 @@
 // runs, with inert dependencies (only the route definitions are read), as stable pretty JSON.
 
 import { pino } from 'pino'
-import type { Provisioning } from '../domain/provisioning.js'
-import type { Views } from '../domain/views.js'
+import type { Provisioning } from '../domain/answers/provisioning.js'
+import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
 import { buildApp } from './app.js'
 

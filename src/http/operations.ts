@@ -3,8 +3,8 @@
 
 import type { FastifyInstance } from 'fastify'
 import { Type, type Static } from 'typebox'
-import type { RegistryRun } from '../domain/schemas.js'
-import type { Views } from '../domain/views.js'
+import type { RegistryRun } from '../domain/wire/schemas.js'
+import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
 import { Health, type Readiness, type VerbState } from './schemas.js'
 

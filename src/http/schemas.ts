@@ -2,10 +2,10 @@
 // request fields that narrow its question, and responses name the domain's answer documents.
 
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
-import { FIELDS, type What } from '../domain/buckets.js'
+import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/schemas.js'
+import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {

@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/schema'
-import { TOKEN_PATTERN } from '../domain/buckets.js'
+import { TOKEN_PATTERN } from '../domain/wire/key-shapes.js'
 
 const NAME_PATTERN = '^[A-Za-z0-9_.@:-]{1,64}$'
 

@@ -2,7 +2,7 @@
 // something it would show changes.
 
 import ms from 'ms'
-import { badRequest } from '../domain/errors.js'
+import { badRequest } from '../domain/wire/errors.js'
 
 /** The longest a request may be held: below the idle timeouts of common proxies. */
 export const MAX_WAIT_MS = 60_000

@@ -3,7 +3,7 @@
 
 import { Compile } from 'typebox/schema'
 import { DomainTable, type Domain } from './registry-table.js'
-import { type RegistryValue } from './schemas.js'
+import { type RegistryValue } from '../wire/schemas.js'
 
 export class DomainTableError extends Error {
   constructor (message: string) {

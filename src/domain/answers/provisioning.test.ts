@@ -3,11 +3,11 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import type { KvEntry } from 'nats'
-import { keyOf, type What } from './buckets.js'
-import { generationOf, parseCursor } from './cursor.js'
+import { keyOf, type What } from '../wire/key-shapes.js'
+import { generationOf, parseCursor } from '../wire/cursor.js'
 import { createProvisioning } from './provisioning.js'
-import { Contents } from './contents.js'
-import type { Views } from './views.js'
+import { Contents } from '../store/contents.js'
+import type { Views } from '../follow/views.js'
 
 let revision = 0
 const CREATED = '2026-11-29T09:40:00.123456789Z'

@@ -2,9 +2,9 @@
 // question cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
-import { FIELDS, fieldsOf, isDecoded, parseKey, type What } from './buckets.js'
+import { FIELDS, fieldsOf, isDecoded, parseKey, type What } from '../wire/key-shapes.js'
 import { ChangeLog } from './change-log.js'
-import { generationOf } from './cursor.js'
+import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
 import { KeyRange, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 

@@ -4,13 +4,13 @@
 // an election says the stream is not there, it answers from what it holds and says stale.
 
 import type { JetStreamManager, NatsConnection } from 'nats'
-import { BUCKETS, type What } from './buckets.js'
-import { Contents } from './contents.js'
-import { ProvisionerError } from './errors.js'
+import { BUCKETS, type What } from '../wire/key-shapes.js'
+import { Contents } from '../store/contents.js'
+import { ProvisionerError } from '../wire/errors.js'
 import { isStreamNotFound } from './jetstream-errors.js'
 import { KvFeed } from './kv-feed.js'
-import type { Logger } from './logger.js'
-import type { ViewState, ViewStatus } from './schemas.js'
+import type { Logger } from '../logger.js'
+import type { ViewState, ViewStatus } from '../wire/schemas.js'
 
 export interface FollowerOptions {
   what: What

@@ -5,7 +5,7 @@
 // garbage collector copied and marked while a large bucket loaded.
 
 import { isUtf8 } from 'node:buffer'
-import { fieldsOf, FIELDS, isDecoded, type What } from './buckets.js'
+import { fieldsOf, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { KeyTable } from './key-table.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */

@@ -3,14 +3,14 @@
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
 import { RecentlyUsed } from './recently-used.js'
-import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from './buckets.js'
-import { formatCursor, type Cursor } from './cursor.js'
-import { ProvisionerError } from './errors.js'
-import type { Query } from './request.js'
-import { entryHead, type StoredEntry } from './entry.js'
-import type { Contents, OutOfShapeEntry } from './contents.js'
-import type { ViewSignal } from './bucket-follower.js'
-import type { Views } from './views.js'
+import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
+import { formatCursor, type Cursor } from '../wire/cursor.js'
+import { ProvisionerError } from '../wire/errors.js'
+import type { Query } from '../wire/request.js'
+import { entryHead, type StoredEntry } from '../store/entry.js'
+import type { Contents, OutOfShapeEntry } from '../store/contents.js'
+import type { ViewSignal } from '../follow/bucket-follower.js'
+import type { Views } from '../follow/views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
 export class Answer {

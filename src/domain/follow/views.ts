@@ -2,9 +2,9 @@
 // it comes back (rather than after the client library's own ~12 s heartbeat check).
 
 import type { NatsConnection } from 'nats'
-import { WHATS, type What } from './buckets.js'
-import type { Logger } from './logger.js'
-import type { ViewStatus } from './schemas.js'
+import { WHATS, type What } from '../wire/key-shapes.js'
+import type { Logger } from '../logger.js'
+import type { ViewStatus } from '../wire/schemas.js'
 import { BucketFollower } from './bucket-follower.js'
 
 export interface Views {

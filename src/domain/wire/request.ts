@@ -5,7 +5,7 @@
 // typebox/schema's Compile: the validator of typebox/compile (the same Check and Errors) without the
 // ~150 modules of typebox/value that come with it, ~1 MB of heap held by every process.
 import { Compile } from 'typebox/schema'
-import { type What } from './buckets.js'
+import { type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
 import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, questionFields, type RequestField } from './schemas.js'

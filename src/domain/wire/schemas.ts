@@ -3,7 +3,7 @@
 // made from these typebox schemas, and the TypeScript types are their Static<>.
 
 import { Type, type Static, type TSchema } from 'typebox'
-import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './buckets.js'
+import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './key-shapes.js'
 import { ERROR_CODES } from './errors.js'
 
 /** The longest token (and collection name) a question may name. */

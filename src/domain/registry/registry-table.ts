@@ -2,7 +2,7 @@
 // REGISTRY_DOMAINS_FILE may replace it with a JSON file of the same shape.
 
 import { Type, type Static } from 'typebox'
-import { BUCKETS, TOKEN_PATTERN, shapeOf } from './buckets.js'
+import { BUCKETS, TOKEN_PATTERN, shapeOf } from '../wire/key-shapes.js'
 
 export const Domain = Type.Object({
   kinds: Type.Array(Type.String({ pattern: TOKEN_PATTERN }), { minItems: 1, description: 'The kinds this domain answers.' }),

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { FIELDS, keyOf, parseKey, shapeOf } from './buckets.js'
+import { FIELDS, keyOf, parseKey, shapeOf } from './key-shapes.js'
 
 describe('parseKey', () => {
   test.each([

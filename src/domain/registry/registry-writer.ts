@@ -3,10 +3,10 @@
 // and deleting kinds no domain answers. The only writer in the service, and it writes only this.
 
 import type { KV } from 'nats'
-import { isWrongLastSequence } from './jetstream-errors.js'
+import { isWrongLastSequence } from '../follow/jetstream-errors.js'
 import type { CompiledKind } from './registry.js'
-import type { Logger } from './logger.js'
-import type { RegistryRun } from './schemas.js'
+import type { Logger } from '../logger.js'
+import type { RegistryRun } from '../wire/schemas.js'
 
 export interface RegistryWriterOptions {
   /** Opens (and, where allowed, creates) the registry bucket; called until it succeeds. */
