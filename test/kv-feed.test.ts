@@ -27,10 +27,13 @@ interface Fed { changes: KvChange[], initializedAfter: number | undefined, recre
 /** Starts a feed that keeps what it is fed (each change's value copied: it is a view of the read buffer). */
 async function feed (name: string, opts: Partial<KvFeedOptions> = {}): Promise<Fed> {
   const fed: Fed = { changes: [], initializedAfter: undefined, recreated: [], feed: undefined as unknown as KvFeed }
+  // As the follower reads it: the stream's last sequence before the feed starts.
+  const { state } = await jsm.streams.info(`KV_${name}`).catch(() => ({ state: { messages: 0, last_seq: 0 } }))
   fed.feed = new KvFeed({
     nc,
     jsm,
     bucket: name,
+    endsAt: state.messages === 0 ? 0 : state.last_seq,
     onChange: (e) => { fed.changes.push({ ...e, value: new Uint8Array(e.value) }) },
     onInitialized: () => { fed.initializedAfter = fed.changes.length },
     onRecreate: (why) => { fed.recreated.push(why) },

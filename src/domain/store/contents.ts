@@ -64,6 +64,12 @@ export class Contents {
   private readonly others: string[] = []
   private readonly otherNumbers = new Map<string, number>()
   revision = 0
+  /**
+   * Cursors before this revision are refused: these contents were read again after a server
+   * defect lost changes (follow/server-defects.ts), and a cursor of the contents before them may
+   * lack what was found. Every answer's revision is at least this one, so that its cursor is served.
+   */
+  expiredBefore = 0
   /** The last revision that put or deleted an out-of-shape key. */
   oddRevision = 0
   /** The generation as cursors name it (SPEC §8). */
@@ -209,7 +215,7 @@ export class Contents {
    */
   revisionFor (filter: ReadonlyMap<number, string>): number {
     if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.oddRevision)
+    return Math.max(this.candidates(filter).set.revision, this.oddRevision, this.expiredBefore)
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
