@@ -4,10 +4,34 @@
 // unfiltered consumer of a history-1 bucket whose keys were updated reports a num_pending that
 // never reaches 0.
 
+import { request } from 'undici'
 import { describe, expect, test, vi } from 'vitest'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { fixture, untilReady } from './support/service.js'
 import { freshRead, listed } from './support/truth.js'
+
+describe('the server version', () => {
+  test('is read at connect: on a version with a data-loss defect, one warning line and /readyz name it and the version that fixes it', async () => {
+    const fx = fixture()
+    const server = await fx.server()
+    const version = (await fx.admin(server)).info?.version as string
+    const lines: string[] = []
+    const running = await fx.service(server, { LOG_LEVEL: 'warn' }, { onLog: (line) => lines.push(line) })
+    await untilReady(running)
+    const ready = await (await request(`${running.url}/readyz`)).body.json() as any
+    const warnings = lines.map((l) => JSON.parse(l).msg as string).filter((m) => m.includes('known data-loss defect'))
+    if (version.startsWith('2.9.')) {
+      expect(ready.server).toEqual({
+        version,
+        defect: { server: version, defect: expect.stringMatching(/^a purge of one key moves every consumer/), issue: 'https://github.com/nats-io/nats-server/pull/3838', fixedIn: '2.9.12' }
+      })
+      expect(warnings).toEqual([expect.stringMatching(new RegExp(`^nats-server ${version} has a known data-loss defect: .*; upgrade it to 2\\.9\\.12 or later`))])
+    } else {
+      expect(ready.server).toEqual({ version, defect: null })
+      expect(warnings).toEqual([])
+    }
+  })
+})
 
 describe('a fresh instance on a history-1 bucket whose keys were updated many times', () => {
   test('is ready, holding every key at its last revision (9000 keys, then 6000 updates of every third)', async () => {

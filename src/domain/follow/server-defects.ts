@@ -1,17 +1,8 @@
 // The nats-server versions whose defects lose or stall what a view reads, and what the views do
-// about each: the table is the one place that knows them (FACTS.md measured both on 2.9.10).
+// about each: the one place that knows them (FACTS.md measured them on 2.9.10). The num_pending
+// that 2.9.10 overstates needs no version: no load reads it (kv-feed.ts).
 
-/** A known defect of the server a connection is on. */
-export interface ServerDefect {
-  /** The server's version, as it says it at connect. */
-  server: string
-  /** What goes wrong, and what the service does about it. */
-  defect: string
-  /** The upstream change that fixed it. */
-  issue: string
-  /** The first version without it. */
-  fixedIn: string
-}
+import type { ServerDefect } from '../wire/schemas.js'
 
 /** `[major, minor, patch]` of a version such as `2.9.10` or `2.10.27-beta`; undefined when it is not one. */
 function parts (version: string): [number, number, number] | undefined {
