@@ -17,7 +17,7 @@ const ON_BOTH_SERVERS = [
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // Each project names its own files (an include here would be added to each project's).
     // Integration suites each start their own nats-server; two cores take two at a time.
     maxWorkers: 2,
     testTimeout: 30_000,
@@ -27,6 +27,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'nats-2.10',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           globalSetup: ['test/global-setup.ts', 'test/nats-server-setup.ts'],
           // Debian 13's, fetched by scripts/fetch-nats-server.sh (test/nats-server-setup.ts runs it when missing).
           env: { NATS_SERVER_BIN: process.env['NATS_SERVER_BIN'] ?? FETCHED_NATS_SERVER, NATS_SERVER_LINE: '2.10' }
