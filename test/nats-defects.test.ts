@@ -8,7 +8,10 @@ import { request } from 'undici'
 import { describe, expect, test, vi } from 'vitest'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { fixture, untilReady } from './support/service.js'
+import { httpAsk, SincePoller, StreamFollower, verbAsk } from './support/followers.js'
 import { freshRead, listed } from './support/truth.js'
+
+const sorted = (m: Map<string, number>): Map<string, number> => new Map([...m].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
 
 describe('the server version', () => {
   test('is read at connect: on a version with a data-loss defect, one warning line and /readyz name it and the version that fixes it', async () => {
@@ -61,13 +64,19 @@ describe('a fresh instance on a history-1 bucket whose keys were updated many ti
 })
 
 describe('a purge while the service is behind the bucket', () => {
-  test('loses nothing: the list ends equal to a fresh read of NATS', async () => {
+  test('loses nothing: the list, an event stream and since pollers on both faces end equal to a fresh read of NATS', async () => {
     const fx = fixture()
     const server = await fx.server()
     const nc = await fx.admin(server)
     const { needs } = await createClientBuckets(nc)
     const running = await fx.service(server)
     await untilReady(running)
+    const url = (): string => running.url
+    const followers = [new StreamFollower(url, 'needs'), new SincePoller(async (q) => await httpAsk(url, q), 'needs'), new SincePoller(async (q) => await verbAsk(nc, q), 'needs')] as const
+    fx.defer(async () => {
+      for (const f of followers) f.stop()
+      await Promise.all(followers.map(async (f) => await f.done))
+    })
     // Bursts of writes in flight with purges among them: the service's consumer is a few messages
     // behind the stream when each purge is stored, which on 2.9.10 moved it past them.
     for (let round = 0; round < 20; round++) {
@@ -78,8 +87,12 @@ describe('a purge while the service is behind the bucket', () => {
       }))
     }
     const truth = await freshRead(needs)
+    const [stream, http, bus] = followers
     await vi.waitFor(async () => {
-      expect(await listed(running.url, 'needs')).toEqual(truth)
+      expect(await listed(running.url, 'needs'), 'the list').toEqual(truth)
+      expect(sorted(stream.shown), 'the event stream').toEqual(truth)
+      expect(sorted(http.held), 'the since poller over HTTP').toEqual(truth)
+      expect(sorted(bus.held), 'the since poller on the bus').toEqual(truth)
     }, { timeout: 15_000, interval: 200 })
   }, 60_000)
 })

@@ -5,16 +5,14 @@
 // end each of them, and the lists, equal a fresh read of NATS, key for key, revision for revision.
 // `npm test` runs it for seconds; `npm run soak` (SOAK_MS) for minutes, printing RSS as it goes.
 
-import type { KV, NatsConnection } from 'nats'
-import { request } from 'undici'
+import type { KV } from 'nats'
 import { expect, test, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { fixture, killAndRestart, startTestService, untilReady } from './support/service.js'
-import { SseParser } from './support/sse.js'
+import { httpAsk, SincePoller, StreamFollower, verbAsk } from './support/followers.js'
 import { freshRead, listed } from './support/truth.js'
-import { askVerb } from './support/verb.js'
 
 type Client = 'needs' | 'applied' | 'collect'
 const CLIENTS: Client[] = ['needs', 'applied', 'collect']
@@ -60,133 +58,6 @@ async function write (kv: () => KV, what: Client, until: () => boolean): Promise
   return n
 }
 
-/** Follows one bucket's event stream, resuming by its last id whenever the stream ends, keeping what it shows. */
-class StreamFollower {
-  readonly shown = new Map<string, number>()
-  lastId: string | undefined
-  resets = 0
-  private stopped = false
-  private abort: AbortController | undefined
-  readonly done: Promise<void>
-
-  constructor (private readonly url: () => string, private readonly what: Client) {
-    this.done = this.run()
-  }
-
-  private async run (): Promise<void> {
-    while (!this.stopped) {
-      this.abort = new AbortController()
-      try {
-        const res = await request(`${this.url()}/v1/${this.what}/events`, {
-          headers: { accept: 'text/event-stream', ...(this.lastId === undefined ? {} : { 'last-event-id': this.lastId }) },
-          signal: this.abort.signal
-        })
-        const parser = new SseParser()
-        for await (const chunk of res.body) {
-          parser.feed((chunk as Buffer).toString('utf8'))
-          for (const e of parser.events.splice(0)) this.take(e.event, e.data, e.id)
-        }
-      } catch {
-        // The service stopped, or this follower did: a browser's EventSource connects again by itself.
-      }
-      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-
-  private take (event: string, data: string, id: string | undefined): void {
-    if (id !== undefined) this.lastId = id === '' ? undefined : id
-    const d = JSON.parse(data) as { key: string, revision: number }
-    if (event === 'put' || event === 'outOfShape') this.shown.set(d.key, d.revision)
-    else if (event === 'delete') this.shown.delete(d.key)
-    else if (event === 'reset') {
-      this.resets++
-      this.shown.clear()
-    }
-  }
-
-  stop (): void {
-    this.stopped = true
-    this.abort?.abort()
-  }
-}
-
-interface Page { entries?: Array<{ key: string, revision: number }>, outOfShape?: Array<{ key: string, revision: number }>, deleted?: Array<{ key: string }>, next?: string, cursor: string }
-
-/** A `since` poller of one bucket on one face: the list read whole once, then only what changed; read whole again on 410. */
-class SincePoller {
-  readonly held = new Map<string, number>()
-  cursor: string | undefined
-  relisted = 0
-  /** How the service answered, by status or error: said when the poller ends unequal. */
-  readonly statuses = new Map<number | string, number>()
-  private stopped = false
-  readonly done: Promise<void>
-
-  constructor (private readonly ask: (q: Record<string, unknown>) => Promise<{ status: number, body: Page }>, private readonly what: Client) {
-    this.done = this.run()
-  }
-
-  private apply (page: Page): void {
-    for (const e of [...(page.entries ?? []), ...(page.outOfShape ?? [])]) this.held.set(e.key, e.revision)
-    for (const e of page.deleted ?? []) this.held.delete(e.key)
-  }
-
-  private async run (): Promise<void> {
-    while (!this.stopped) {
-      try {
-        if (this.cursor === undefined) {
-          this.held.clear()
-          let after: string | undefined
-          for (;;) {
-            const { status, body } = await this.ask({ what: this.what, limit: 1000, ...(after === undefined ? {} : { after }) })
-            if (status !== 200) throw new Error(`list: ${status}`)
-            this.apply(body)
-            // The first page's cursor: the changes after it cover the pages read after it.
-            if (after === undefined) this.cursor = body.cursor
-            if (body.next === undefined) break
-            after = body.next
-          }
-          continue
-        }
-        const { status, body } = await this.ask({ what: this.what, since: this.cursor })
-        this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
-        if (status === 410) {
-          this.cursor = undefined
-          this.relisted++
-          continue
-        }
-        if (status !== 200) throw new Error(`since: ${status}`)
-        this.apply(body)
-        this.cursor = body.cursor
-      } catch (err) {
-        this.statuses.set(String(err), (this.statuses.get(String(err)) ?? 0) + 1)
-        // The service or NATS away: ask again shortly, as a script would.
-        if (this.cursor === undefined) this.held.clear()
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-
-  stop (): void {
-    this.stopped = true
-  }
-}
-
-async function httpAsk (url: () => string, q: Record<string, unknown>): Promise<{ status: number, body: Page }> {
-  const { what, ...params } = q
-  const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))
-  if (params['since'] !== undefined) query.set('wait', '1s')
-  const res = await request(`${url()}/v1/${String(what)}?${query.toString()}`)
-  return { status: res.statusCode, body: await res.body.json() as Page }
-}
-
-async function verbAsk (nc: NatsConnection, q: Record<string, unknown>): Promise<{ status: number, body: Page }> {
-  // Longer than the 2 s an instance may hold a cursor it has not reached (an older generation's
-  // too, until the audit's fix of that lands), shorter than the client's default 5 s.
-  const reply = await askVerb(nc, q, undefined, 3000)
-  return { status: reply.code, body: reply.body as Page }
-}
-
 test(`the views, event streams and since pollers end equal to NATS after ${SOAK_MS} ms of churn and faults`, async () => {
   const fx = fixture()
   const server = await fx.server()
@@ -216,7 +87,8 @@ test(`the views, event streams and since pollers end equal to NATS after ${SOAK_
   const over = (): boolean => Date.now() - started >= SOAK_MS
   const rss: string[] = []
   const sample = setInterval(() => {
-    const line = `${Math.round((Date.now() - started) / 1000)} s: rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB`
+    const { rss: bytes, heapUsed } = process.memoryUsage()
+    const line = `${Math.round((Date.now() - started) / 1000)} s: rss ${Math.round(bytes / 2 ** 20)} MB, heap ${Math.round(heapUsed / 2 ** 20)} MB`
     rss.push(line)
     if (LONG) console.log(`soak on nats-server ${nc.info?.version ?? '?'} at ${line}`)
   }, LONG ? 10_000 : 1000)

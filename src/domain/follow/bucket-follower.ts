@@ -3,8 +3,8 @@
 // it never goes back to refusing for a doubt: while it reloads, or while a cluster in the middle of
 // an election says the stream is not there, it answers from what it holds and says stale. On a
 // server that loses changes on a purge (server-defects.ts) it reads the bucket again after a purge
-// that came after a gap, and a cursor from before a read again that found what had been lost is
-// refused, so that no poller or stream keeps the loss.
+// that came after a gap (not applying it: what it skipped comes after every cursor given), and a
+// read again that finds a loss below that, which no purge said, refuses the cursors before it.
 
 import type { JetStreamManager, NatsConnection } from 'nats'
 import { BUCKETS, type What } from '../wire/key-shapes.js'
@@ -273,11 +273,12 @@ export class BucketFollower {
       from,
       onePerKey,
       onChange: (e) => {
-        const before = contents.revision
+        // A purge right after the change before it moved nothing past; after a gap it may have,
+        // and then it is not applied: what it skipped comes after all these contents answered,
+        // so the bucket read again brings it to every cursor they gave.
+        if (e.operation === 'PURGE' && e.revision > endsAt && e.revision > contents.revision + 1 && this.afterPurge(follow, e.revision)) return
         contents.apply(e)
         if (contents === this.serving) this.signal('change')
-        // A purge right after the change before it moved nothing past; after a gap it may have.
-        if (e.operation === 'PURGE' && e.revision > endsAt && e.revision > before + 1) this.afterPurge(follow, e.revision)
       },
       endsAt,
       onInitialized: ready,
@@ -304,12 +305,13 @@ export class BucketFollower {
     }
   }
 
-  /** On a server that loses changes on a purge (nats-server#3838), ends the feed so that the loop reads the bucket again. */
-  private afterPurge (follow: Follow, revision: number): void {
+  /** On a server that loses changes on a purge (nats-server#3838), ends the feed so that the loop reads the bucket again; true then. */
+  private afterPurge (follow: Follow, revision: number): boolean {
     const defect = purgeDefect(this.nc.info?.version)
-    if (defect === undefined || follow.reread !== undefined) return
+    if (defect === undefined) return false
     follow.reread = `was purged at revision ${revision} on nats-server ${defect.server}, which may have skipped changes before it (${defect.issue}, fixed in ${defect.fixedIn})`
     follow.feed?.stop()
+    return true
   }
 
   private notFound (): void {

@@ -204,7 +204,7 @@ export class KvFeed {
     this.lastConsumerSeq = 0
     const sub = this.opts.nc.subscribe(inbox, {
       callback: (err, msg) => {
-        if (sub !== this.sub) return
+        if (sub !== this.sub || this.done) return
         if (err !== null) this.end(err)
         else this.take(msg)
       }
