@@ -7,7 +7,6 @@ import { FETCHED_NATS_SERVER } from './testkit/nats-server.js'
  */
 const ON_BOTH_SERVERS = [
   'test/bucket-follower.test.ts',
-  'test/events-faults.test.ts',
   'test/faults.test.ts',
   'test/kv-feed.test.ts',
   'test/nats-defects.test.ts',
