@@ -111,6 +111,21 @@ test('a feed from a revision starts there and is initialized at the stream\'s en
   }
 })
 
+test('a feed whose last message was removed before it was delivered is initialized at the idle heartbeat that follows', async () => {
+  const { name, kv } = await bucket()
+  for (let i = 0; i < 3; i++) await kv.put(`k.${i}`, `${i}`)
+  await kv.put('k.gone', 'x')
+  // As if the stream's last message (read by stream info before the feed) were removed by hand before its delivery.
+  await jsm.streams.deleteMessage(`KV_${name}`, 4)
+  const fed = await feed(name, { endsAt: 4, heartbeatMs: 200 })
+  try {
+    await vi.waitFor(() => { expect(fed.initializedAfter).toBe(3) }, { timeout: 5000 })
+    expect(fed.recreated).toEqual([])
+  } finally {
+    fed.feed.stop()
+  }
+})
+
 test('a consumer the server lost is created again after the last revision fed: nothing lost, nothing twice', async () => {
   const { name, kv } = await bucket()
   await kv.put('k.1', '1')
