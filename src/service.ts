@@ -12,7 +12,10 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
+import { lastWrites } from './domain/answers/last-writes.js'
+import type { Contents } from './domain/store/contents.js'
 import { buildApp } from './http/app.js'
+import { readiness } from './http/operations.js'
 import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
@@ -51,6 +54,14 @@ export interface ServiceOptions {
   /** Timings for tests: an event stream's heartbeat, and how long its unsent bytes may wait for the reader (ms). */
   eventHeartbeatMs?: number
   eventStallMs?: number
+}
+
+/** The contents of the buckets nodes write, each that can be read now (a missing bucket names no node). */
+function * readableClientBuckets (views: Views): Generator<Contents> {
+  for (const what of ['needs', 'applied', 'collect'] as const) {
+    const view = views.byWhat[what]
+    if (view.status().state === 'live') yield view.read()
+  }
 }
 
 /** A start that failed for a reason an operator can act on, said in one line (main prints it alone). */
@@ -98,7 +109,12 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     const nc = await connectNats(config.nats, log)
     opened.push(async () => { if (!nc.isClosed()) await nc.close() })
     const js = nc.jetstream()
-    const metrics = createMetrics(() => views)
+    const metrics = createMetrics(() => views, true, {
+      ready: () => readiness({ views, writer, verb: () => verb() }).ready,
+      verbServing: () => verb() === 'serving',
+      maxStreams: config.http.maxStreams,
+      ...(config.metrics.nodeLastWrite ? { lastWrites: () => lastWrites(readableClientBuckets(views)) } : {})
+    })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the
       // stream's message API, a grant the service does not need.

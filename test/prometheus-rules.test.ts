@@ -1,0 +1,72 @@
+// The operator's alerts (deploy/prometheus/alerts.yml) under Debian's promtool: the rules are
+// valid, each alert fires on the series its test gives and not before (alerts.test.yml), each links
+// a README section that exists, and a live /metrics passes `promtool check metrics`.
+
+import { readFile } from 'node:fs/promises'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { prometheusPresent, promtool } from './support/prometheus.js'
+import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+
+interface Rule { alert: string, expr: string, for?: string, annotations: Record<string, string> }
+const rulesText = await readFile(new URL('../deploy/prometheus/alerts.yml', import.meta.url), 'utf8')
+const rules = (parse(rulesText) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules)
+const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+
+/** The anchors of the README's headings, as GitHub makes them. */
+const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
+
+describe('the alert rules', () => {
+  it('are the alerts an operator needs, each with a summary naming the remedy and a README section', () => {
+    expect(rules.map((r) => r.alert)).toEqual([
+      'MeshProvisionerNotReady', 'MeshProvisionerBucketMissing', 'MeshProvisionerRegistryWriterFailing', 'MeshProvisionerNatsDisconnected',
+      'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
+    ])
+    for (const rule of rules) {
+      expect(rule.annotations['summary'], rule.alert).toMatch(/: \w/)
+      const link = rule.annotations['runbook_url'] ?? ''
+      expect(link, rule.alert).toBe(`README.md#${rule.alert.toLowerCase()}`)
+      expect(anchors, `README section for ${rule.alert}`).toContain(link.split('#')[1])
+      expect(rule.annotations['description'], rule.alert).toContain(link)
+    }
+  })
+})
+
+describe.skipIf(!prometheusPresent)('the alert rules under promtool', () => {
+  it('pass `promtool check rules`', async () => {
+    const run = await promtool(['check', 'rules', 'deploy/prometheus/alerts.yml'])
+    expect(run.stderr).toBe('')
+    expect(run).toMatchObject({ code: 0 })
+    expect(run.stdout).toContain(`SUCCESS: ${rules.length} rules found`)
+  })
+
+  it('pass `promtool test rules`, which has a test for every alert', async () => {
+    const tests = parse(await readFile(new URL('../deploy/prometheus/alerts.test.yml', import.meta.url), 'utf8')) as { tests: Array<{ alert_rule_test: Array<{ alertname: string }> }> }
+    expect(new Set(tests.tests.flatMap((t) => t.alert_rule_test.map((a) => a.alertname)))).toEqual(new Set(rules.map((r) => r.alert)))
+    const run = await promtool(['test', 'rules', 'deploy/prometheus/alerts.test.yml'])
+    expect(`${run.stdout}${run.stderr}`).toContain('SUCCESS')
+    expect(run.code, run.stdout).toBe(0)
+  })
+})
+
+describe.skipIf(!prometheusPresent)('a live /metrics', () => {
+  const fx = suiteFixture()
+  let seeded: Seeded
+  beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
+
+  it('passes `promtool check metrics`, node last writes included', async () => {
+    const text = await (await fetch(`${seeded.running.url}/metrics`)).text()
+    expect(text).toMatch(/^mesh_provisioner_node_last_write_timestamp_seconds\{node="ace"\} \d+(\.\d+)?$/m)
+    expect(text).toMatch(/^mesh_provisioner_ready 1$/m)
+    const run = await promtool(['check', 'metrics'], text)
+    expect(`${run.stdout}${run.stderr}`).toBe('')
+    expect(run.code).toBe(0)
+  })
+
+  it('leaves the node series out with METRICS_NODE_LAST_WRITE=false', async () => {
+    const quiet = await fx.service(seeded.server, { METRICS_NODE_LAST_WRITE: 'false' })
+    const text = await (await fetch(`${quiet.url}/metrics`)).text()
+    expect(text).toMatch(/^mesh_provisioner_view_keys\{bucket="mesh-provisioner_needs"\} [1-9]/m)
+    expect(text).not.toContain('mesh_provisioner_node_last_write')
+  })
+})
