@@ -1,14 +1,17 @@
 // `npm run openapi`: writes the documents the code generates: the OpenAPI document to
-// openapi/openapi.json and the AsyncAPI document to asyncapi/asyncapi.json (tests fail when a
-// committed file drifts from them).
+// openapi/openapi.json, the TypeScript types made from it to clients/typescript/openapi.ts, and the
+// AsyncAPI document to asyncapi/asyncapi.json (tests fail when a committed file drifts from them).
 
 import { writeFile } from 'node:fs/promises'
 import { asyncApiText } from '../src/http/asyncapi-document.js'
 import { openApiText } from '../src/http/openapi-document.js'
 import { VERSION } from '../src/version.js'
+import { openApiTypes } from './openapi-types.js'
 
+const openApi = await openApiText(VERSION)
 const written: Array<[URL, string]> = [
-  [new URL('../openapi/openapi.json', import.meta.url), await openApiText(VERSION)],
+  [new URL('../openapi/openapi.json', import.meta.url), openApi],
+  [new URL('../clients/typescript/openapi.ts', import.meta.url), await openApiTypes(openApi)],
   [new URL('../asyncapi/asyncapi.json', import.meta.url), asyncApiText(VERSION)]
 ]
 for (const [target, text] of written) {

@@ -51,10 +51,10 @@ function streamMessages (what: What): Record<string, { schema: Json, id: string 
     put: { schema: ref(`#/components/schemas/${capital(what)}Entry`), id: `absent during the snapshot; afterwards ${cursorId}` },
     outOfShape: { schema: ref('#/components/schemas/OutOfShape'), id: `absent during the snapshot; afterwards ${cursorId}` },
     delete: { schema: plain(deleted), id: cursorId },
-    synced: { schema: ref('#/components/schemas/Synced'), id: cursorId },
-    stale: { schema: ref('#/components/schemas/Stale'), id: 'absent' },
-    live: { schema: ref('#/components/schemas/Live'), id: 'absent' },
-    reset: { schema: ref('#/components/schemas/Reset'), id: 'empty: a browser forgets the id it held' }
+    synced: { schema: ref('#/components/schemas/SyncedEvent'), id: cursorId },
+    stale: { schema: ref('#/components/schemas/StaleEvent'), id: 'absent' },
+    live: { schema: ref('#/components/schemas/LiveEvent'), id: 'absent' },
+    reset: { schema: ref('#/components/schemas/ResetEvent'), id: 'empty: a browser forgets the id it held' }
   }
 }
 
@@ -71,10 +71,10 @@ export function asyncApiDocument (version: string): Json {
   const schemas: Json = {
     ErrorBody: plain(ErrorBody),
     OutOfShape: plain(OutOfShape),
-    Synced: plain(Synced),
-    Stale: plain(Stale),
-    Live: plain(Live),
-    Reset: plain(Reset),
+    SyncedEvent: plain(Synced),
+    StaleEvent: plain(Stale),
+    LiveEvent: plain(Live),
+    ResetEvent: plain(Reset),
     PingAnswer: plain(PingAnswer),
     InfoAnswer: plain(InfoAnswer),
     StatsAnswer: plain(StatsAnswer)
