@@ -8,15 +8,15 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { consoleClient, describeNeed, type NeedsEvent } from '../clients/typescript/console.js'
-import { openApiTypes } from '../scripts/openapi-types.js'
+import { asyncApiTypes, openApiTypes } from '../scripts/openapi-types.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
 const file = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
 
 describe('the typed client', () => {
-  it('is committed as openapi-typescript makes it from openapi/openapi.json (run `npm run openapi`)', async () => {
-    const document = await readFile(file('../openapi/openapi.json'), 'utf8')
-    expect(await readFile(file('../clients/typescript/openapi.ts'), 'utf8')).toBe(await openApiTypes(document))
+  it('is committed as openapi-typescript makes it from openapi/openapi.json and asyncapi/asyncapi.json (run `npm run openapi`)', async () => {
+    expect(await readFile(file('../clients/typescript/openapi.ts'), 'utf8')).toBe(await openApiTypes(await readFile(file('../openapi/openapi.json'), 'utf8')))
+    expect(await readFile(file('../clients/typescript/asyncapi.ts'), 'utf8')).toBe(await asyncApiTypes(await readFile(file('../asyncapi/asyncapi.json'), 'utf8')))
   })
 
   it('type-checks the console\'s calls, with no `unknown` in any answer or event', () => {

@@ -1,27 +1,29 @@
 // The console's first calls, typed by the gateway's contract (clients/typescript/openapi.ts, made
 // from openapi/openapi.json by openapi-typescript): the registry, a node's needs, and its needs'
 // event stream. openapi-fetch types every request and answer from the paths; the events' data are
-// the document's components. test/typed-client.test.ts type-checks this file, holds every answer
+// the AsyncAPI document's schemas (clients/typescript/asyncapi.ts). test/typed-client.test.ts type-checks this file, holds every answer
 // type to no `unknown`, and runs it against a service.
 
 import createClient from 'openapi-fetch'
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
+import type { components as bus } from './asyncapi.js'
 import type { components, JsonValue, paths } from './openapi.js'
 
 type Schemas = components['schemas']
+type Streams = bus['schemas']
 
 /** The body of a route's 200 answer. */
 export type Answer<P extends keyof paths> = paths[P]['get'] extends { responses: { 200: { content: { 'application/json': infer A } } } } ? A : never
 
 /** Each event type of a needs stream and its data (SPEC §8). */
 export interface NeedsEvents {
-  put: Schemas['NeedsEntry']
-  outOfShape: Schemas['NeedsAnswer']['outOfShape'][number]
-  delete: NonNullable<Schemas['NeedsAnswer']['deleted']>[number]
-  synced: Schemas['SyncedEvent']
-  stale: Schemas['StaleEvent']
-  live: Schemas['LiveEvent']
-  reset: Schemas['ResetEvent']
+  put: Streams['NeedsEntry']
+  outOfShape: Streams['OutOfShape']
+  delete: NonNullable<Streams['NeedsAnswer']['deleted']>[number]
+  synced: Streams['SyncedEvent']
+  stale: Streams['StaleEvent']
+  live: Streams['LiveEvent']
+  reset: Streams['ResetEvent']
 }
 export type NeedsEvent = { [T in keyof NeedsEvents]: { type: T, id: string | undefined, data: NeedsEvents[T] } }[keyof NeedsEvents]
 

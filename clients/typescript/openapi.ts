@@ -829,30 +829,6 @@ export interface components {
                 nextAt?: string;
             } | null;
         };
-        /** @description `synced`: the snapshot, or the changes missed since `Last-Event-ID`, are complete. */
-        SyncedEvent: {
-            /** @description The cursor the stream has caught up to; the event's `id:` too. */
-            cursor: string;
-            /** @description How many entries match the filter now. */
-            total: number;
-            /** @description True while the view answers from what it last knew. */
-            stale: boolean;
-        };
-        /** @description `stale`: cut off from NATS, the bucket missing or loading, or being read again; the stream goes on (or its snapshot follows) when it can. */
-        StaleEvent: {
-            /** @description Why, in words. */
-            reason: string;
-        };
-        /** @description `live`: followed live again after `stale`. */
-        LiveEvent: {
-            /** @description Why, in words. */
-            reason: string;
-        };
-        /** @description `reset`: the cursor cannot be served (malformed, another generation of the bucket, or older than the deletions known) or the bucket was created again: forget what was received; a fresh snapshot and `synced` follow. */
-        ResetEvent: {
-            /** @description Why, in words. */
-            reason: string;
-        };
     };
     responses: never;
     parameters: never;

@@ -5,7 +5,6 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { EVENT_SCHEMAS } from './event-schemas.js'
 import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
@@ -105,4 +104,4 @@ export const Health = Type.Object({
 export const ErrorBody = errorBodySchema(HTTP_CODES)
 
 /** Shared schemas registered once with fastify; routes refer to them by $id. */
-export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness, ...EVENT_SCHEMAS]
+export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness]
