@@ -2,7 +2,9 @@
 // valid, each alert fires on the series its test gives and not before (alerts.test.yml), each links
 // a README section that exists, and a live /metrics passes `promtool check metrics`.
 
-import { readFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { prometheusPresent, promtool } from './support/prometheus.js'
@@ -46,6 +48,27 @@ describe.skipIf(!prometheusPresent)('the alert rules under promtool', () => {
     const run = await promtool(['test', 'rules', 'deploy/prometheus/alerts.test.yml'])
     expect(`${run.stdout}${run.stderr}`).toContain('SUCCESS')
     expect(run.code, run.stdout).toBe(0)
+  })
+})
+
+describe.skipIf(!prometheusPresent)('compose\'s monitoring profile', () => {
+  it('runs a Prometheus config that passes `promtool check config`, scraping the service with the metrics token file', async () => {
+    const compose = parse(await readFile(new URL('../compose.yaml', import.meta.url), 'utf8')) as { services: Record<string, { profiles?: string[], secrets?: string[], volumes?: string[] }> }
+    expect(compose.services['prometheus']).toMatchObject({ profiles: ['monitoring'], secrets: ['metrics_token'], volumes: expect.arrayContaining(['./deploy/prometheus:/etc/prometheus:ro']) })
+    // The secret's path exists only in the container: the same config, with a token file of the test's.
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-promconfig-'))
+    try {
+      const config = await readFile(new URL('../deploy/prometheus/prometheus.yml', import.meta.url), 'utf8')
+      expect(config).toContain('credentials_file: /run/secrets/metrics_token')
+      await writeFile(join(dir, 'token'), 'mpt_example\n')
+      await writeFile(join(dir, 'prometheus.yml'), config.replace('/run/secrets/metrics_token', join(dir, 'token')))
+      await copyFile(new URL('../deploy/prometheus/alerts.yml', import.meta.url), join(dir, 'alerts.yml'))
+      const run = await promtool(['check', 'config', join(dir, 'prometheus.yml')])
+      expect(`${run.stdout}${run.stderr}`).toContain(`SUCCESS: ${rules.length} rules found`)
+      expect(run.code).toBe(0)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
 
