@@ -146,6 +146,8 @@ export interface components {
                 processing_time: number;
                 /** @description The mean time an answer took, in nanoseconds. */
                 average_processing_time: number;
+                /** @description An endpoint's own stats, any JSON: the verb has none (absent). */
+                data?: JsonValue;
             }[];
         };
         /** @description A question about registry. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */

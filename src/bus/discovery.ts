@@ -43,6 +43,7 @@ export const StatsAnswer = Type.Object({
     num_errors: Type.Integer({ description: 'Refusals and failures answered (every error reply).' }),
     last_error: Type.String({ description: 'What the last one was (empty before the first).' }),
     processing_time: Type.Integer({ description: 'Time spent answering, in nanoseconds.' }),
-    average_processing_time: Type.Integer({ description: 'The mean time an answer took, in nanoseconds.' })
+    average_processing_time: Type.Integer({ description: 'The mean time an answer took, in nanoseconds.' }),
+    data: Type.Optional(Type.Unknown({ description: 'An endpoint\'s own stats, any JSON: the verb has none (absent).' }))
   }, { description: 'One endpoint\'s counts.' }), { description: 'Each endpoint\'s counts.' })
 }, { description: 'A $SRV.STATS answer: what each endpoint has answered.' })
