@@ -12,8 +12,7 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
-import { lastWrites } from './domain/answers/last-writes.js'
-import type { Contents } from './domain/store/contents.js'
+import { lastWritesOf } from './domain/answers/last-writes.js'
 import { buildApp } from './http/app.js'
 import { readiness } from './http/operations.js'
 import type { VerbState } from './http/schemas.js'
@@ -54,14 +53,6 @@ export interface ServiceOptions {
   /** Timings for tests: an event stream's heartbeat, and how long its unsent bytes may wait for the reader (ms). */
   eventHeartbeatMs?: number
   eventStallMs?: number
-}
-
-/** The contents of the buckets nodes write, each that can be read now (a missing bucket names no node). */
-function * readableClientBuckets (views: Views): Generator<Contents> {
-  for (const what of ['needs', 'applied', 'collect'] as const) {
-    const view = views.byWhat[what]
-    if (view.status().state === 'live') yield view.read()
-  }
 }
 
 /** A start that failed for a reason an operator can act on, said in one line (main prints it alone). */
@@ -113,7 +104,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       ready: () => readiness({ views, writer, verb: () => verb() }).ready,
       verbServing: () => verb() === 'serving',
       maxStreams: config.http.maxStreams,
-      ...(config.metrics.nodeLastWrite ? { lastWrites: () => lastWrites(readableClientBuckets(views)) } : {})
+      ...(config.metrics.nodeLastWrite ? { lastWrites: lastWritesOf(() => views) } : {})
     })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the

@@ -5,7 +5,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { parse } from 'yaml'
 import { prometheusPresent, promtool } from './support/prometheus.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -72,18 +72,29 @@ describe.skipIf(!prometheusPresent)('compose\'s monitoring profile', () => {
   })
 })
 
-describe.skipIf(!prometheusPresent)('a live /metrics', () => {
+describe('a live /metrics', () => {
   const fx = suiteFixture()
   let seeded: Seeded
   beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
 
-  it('passes `promtool check metrics`, node last writes included', async () => {
+  it.skipIf(!prometheusPresent)('passes `promtool check metrics`, node last writes included', async () => {
     const text = await (await fetch(`${seeded.running.url}/metrics`)).text()
     expect(text).toMatch(/^mesh_provisioner_node_last_write_timestamp_seconds\{node="ace"\} \d+(\.\d+)?$/m)
     expect(text).toMatch(/^mesh_provisioner_ready 1$/m)
     const run = await promtool(['check', 'metrics'], text)
     expect(`${run.stdout}${run.stderr}`).toBe('')
     expect(run.code).toBe(0)
+  })
+
+  it('follows the writes: a node appears with its write, and goes with its last key', async () => {
+    const kv = await seeded.nc.jetstream().views.kv('mesh-provisioner_applied')
+    const series = async (): Promise<string | undefined> => /^mesh_provisioner_node_last_write_timestamp_seconds\{node="zed"\} (\S+)$/m.exec(await (await fetch(`${seeded.running.url}/metrics`)).text())?.[1]
+    expect(await series()).toBeUndefined()
+    const before = Date.now()
+    await kv.put('zed.gitea', '{}')
+    await vi.waitFor(async () => { expect(Number(await series()) * 1000).toBeGreaterThanOrEqual(before - 1000) }, { timeout: 5000, interval: 50 })
+    await kv.delete('zed.gitea')
+    await vi.waitFor(async () => { expect(await series()).toBeUndefined() }, { timeout: 5000, interval: 50 })
   })
 
   it('leaves the node series out with METRICS_NODE_LAST_WRITE=false', async () => {

@@ -1,8 +1,12 @@
 // Each node's last write: the latest `updated` of the entries whose key's first token names it, in
 // the buckets its provisioner client writes. Read at scrape time by the node-silent gauge; for now
-// one pass over the entries held, until the views keep per-node aggregates (SPEC §10's nodes).
+// one pass over the entries held (~55 ms at 300k entries), made again only when a bucket moved,
+// until the views keep per-node aggregates (SPEC §10's nodes).
 
+import type { Views } from '../follow/views.js'
 import type { Contents } from '../store/contents.js'
+
+const CLIENT_BUCKETS = ['needs', 'applied', 'collect'] as const
 
 /** The latest write time (epoch ms) of each node named by the entries of `buckets`. */
 export function lastWrites (buckets: Iterable<Contents>): Map<string, number> {
@@ -18,4 +22,15 @@ export function lastWrites (buckets: Iterable<Contents>): Map<string, number> {
     }
   }
   return latest
+}
+
+/** Each node's last write over the live views of the client buckets (`views` is read at the call), read again only after one of them moved. */
+export function lastWritesOf (views: () => Views): () => Map<string, number> {
+  let held: { at: string, latest: Map<string, number> } | undefined
+  return () => {
+    const live = CLIENT_BUCKETS.map((what) => views().byWhat[what]).filter((view) => view.status().state === 'live').map((view) => view.read())
+    const at = live.map((c) => `${c.what} ${c.generation} ${c.revision}`).join(',')
+    if (held?.at !== at) held = { at, latest: lastWrites(live) }
+    return held.latest
+  }
 }
