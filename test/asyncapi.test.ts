@@ -12,7 +12,7 @@ import { Answers } from '../src/domain/wire/schemas.js'
 import { WHATS } from '../src/domain/wire/key-shapes.js'
 import { asyncApiText } from '../src/http/asyncapi-document.js'
 import { VERSION } from '../src/version.js'
-import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+import { killAndRestart, startSeeded, suiteFixture, type Seeded } from './support/service.js'
 import { isSynced, openStream, untilEvent } from './support/sse.js'
 import { askVerb } from './support/verb.js'
 
@@ -129,5 +129,18 @@ describe('against a running service', () => {
     // The id after the snapshot is the cursor, as the document says.
     const sync = stream.events.find(isSynced)
     expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+  })
+
+  it('a stream\'s stale and live events fit their messages: NATS away and back', async () => {
+    const stream = await openStream(`${seeded.running.url}/v1/applied/events?node=ace`)
+    const synced = await untilEvent(stream, isSynced)
+    await killAndRestart(seeded.server, { reconnecting: [seeded.running.nc], whileDown: async () => { await untilEvent(stream, (e) => e.event === 'stale', synced) } })
+    await untilEvent(stream, (e) => e.event === 'live', synced)
+    stream.close()
+    for (const e of stream.events.filter((e) => e.event === 'stale' || e.event === 'live')) {
+      const type = e.event as string
+      fits(schemaOf('followApplied', type), JSON.parse(e.data), type)
+      fits(schemaOf('followApplied', type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
+    }
   })
 })
