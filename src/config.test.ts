@@ -48,7 +48,9 @@ describe('reads', () => {
     [{ REGISTRY_CREATE_BUCKET: 'false', REGISTRY_REPLICAS: '3' }, (c: ReturnType<typeof load>) => expect(c.registry).toMatchObject({ createBucket: false, replicas: 3 })],
     [{ PROVISIONING_SUBJECT: 'lab.mesh-provisioner.provisioning' }, (c: ReturnType<typeof load>) => expect(c.subject).toBe('lab.mesh-provisioner.provisioning')],
     [{ CORS_ORIGINS: 'https://console.example, http://localhost:5173' }, (c: ReturnType<typeof load>) => expect(c.http.corsOrigins).toEqual(['https://console.example', 'http://localhost:5173'])],
-    [{ LOG_LEVEL: 'debug' }, (c: ReturnType<typeof load>) => expect(c.logLevel).toBe('debug')]
+    [{ LOG_LEVEL: 'debug' }, (c: ReturnType<typeof load>) => expect(c.logLevel).toBe('debug')],
+    [{}, (c: ReturnType<typeof load>) => expect(c.metrics).toEqual({ nodeLastWrite: true })],
+    [{ METRICS_NODE_LAST_WRITE: 'false' }, (c: ReturnType<typeof load>) => expect(c.metrics).toEqual({ nodeLastWrite: false })]
   ])('%j', (env, check) => check(load(env)))
 })
 
@@ -77,6 +79,7 @@ describe('a malformed setting is one line naming it and what it takes', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": it takes one of fatal, error, warn, info, debug, trace, silent'],
     [{ REGISTRY_REPLICAS: '7' }, 'REGISTRY_REPLICAS="7": it takes a whole number from 1 to 5'],
     [{ REGISTRY_CREATE_BUCKET: 'maybe' }, 'REGISTRY_CREATE_BUCKET="maybe": it takes true or false'],
+    [{ METRICS_NODE_LAST_WRITE: 'never' }, 'METRICS_NODE_LAST_WRITE="never": it takes true or false'],
     [{ CORS_ORIGINS: 'console.example' }, 'CORS_ORIGINS="console.example": it takes comma-separated origins like https://console.example:8443 (scheme, host and port, no path)'],
     [{ REGISTRY_DOMAINS_FILE: '/etc/mp/twice.json' }, 'REGISTRY_DOMAINS_FILE: kind "a" is answered by two domains, domain #1 (module m, kinds a) and domain #2 (module n, kinds a); keep it in one'],
     [{ HTTP_AUTH: 'basic' }, 'HTTP_AUTH="basic": it takes none (serve without tokens behind a proxy that authenticates), or leave it unset'],

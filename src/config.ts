@@ -40,6 +40,8 @@ export interface Config {
   }
   subject: string
   registry: { intervalMs: number, domains: DomainTable, domainsFile?: string, createBucket: boolean, replicas: number }
+  /** Export each node's last write (METRICS_NODE_LAST_WRITE): one series a node of the mesh. */
+  metrics: { nodeLastWrite: boolean }
   logLevel: string
 }
 
@@ -249,6 +251,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       createBucket: flag('REGISTRY_CREATE_BUCKET', text(env, 'REGISTRY_CREATE_BUCKET'), true),
       replicas: Number(replicas)
     },
+    metrics: { nodeLastWrite: flag('METRICS_NODE_LAST_WRITE', text(env, 'METRICS_NODE_LAST_WRITE'), true) },
     logLevel
   }
   return deepFreeze(config)

@@ -12,7 +12,9 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
+import { lastWritesOf } from './domain/answers/last-writes.js'
 import { buildApp } from './http/app.js'
+import { readiness } from './http/operations.js'
 import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
@@ -98,7 +100,12 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     const nc = await connectNats(config.nats, log)
     opened.push(async () => { if (!nc.isClosed()) await nc.close() })
     const js = nc.jetstream()
-    const metrics = createMetrics(() => views)
+    const metrics = createMetrics(() => views, true, {
+      ready: () => readiness({ views, writer, verb: () => verb() }).ready,
+      verbServing: () => verb() === 'serving',
+      maxStreams: config.http.maxStreams,
+      ...(config.metrics.nodeLastWrite ? { lastWrites: lastWritesOf(() => views) } : {})
+    })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the
       // stream's message API, a grant the service does not need.

@@ -35,9 +35,9 @@ export function stillAdmitted (admission: Admission, tokens: readonly Token[]): 
   return token !== undefined && forbidden(token, admission.reading) === undefined
 }
 
-/** The routes anyone may read: the process's health, the document and the page that shows it. */
+/** The routes anyone may read: the process's health, the documents and the page that shows them. */
 function isOpen (url: string): boolean {
-  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/')
+  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/asyncapi.json' || url === '/docs' || url.startsWith('/docs/')
 }
 
 /** Routes ending in /events: a browser's EventSource cannot set headers, so the query carries the token. */
