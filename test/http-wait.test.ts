@@ -52,4 +52,12 @@ it('a cursor ahead of this instance (another one gave it) is waited for a moment
   expect(refused.statusCode).toBe(503)
   expect(await refused.body.json()).toMatchObject({ error: { code: 'NOT_READY', message: expect.stringMatching(/not yet/) } })
   expect(await askVerb(nc, { what: 'needs', since: never })).toMatchObject({ code: 503 })
+
+  // An older generation's cursor is never waited on, even one past this generation's revision (a
+  // bucket created again starts over): 410 at once, where the settling moment is 2 s.
+  const older = `${Number(running.views.status().needs.revision) + 1000}-${BigInt(generation) - 1n}`
+  const started = Date.now()
+  expect((await request(`${running.url}/v1/needs?since=${older}&wait=30s`)).statusCode).toBe(410)
+  expect(await askVerb(nc, { what: 'needs', since: older })).toMatchObject({ code: 410 })
+  expect(Date.now() - started).toBeLessThan(1500)
 }, 20_000)

@@ -278,6 +278,25 @@ describe('since: the changes after a cursor', () => {
     const p = provisioningOver('applied', c)
     expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: '5' } })).toThrow(expect.objectContaining({ code: 'CURSOR_EXPIRED', field: 'since' }))
     expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: c.revision + 1, generation: c.generation } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
+    // A newer generation this instance has not yet seen is waited for, like a revision ahead.
+    expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: `9${c.generation}` } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
+  })
+
+  test('settle waits only for a cursor ahead: an older generation\'s is refused at once', async () => {
+    const c = new Contents('applied', CREATED)
+    put(c, 'n1.a', '{}')
+    c.buildIndexes()
+    const view = { read: () => c, stale: false, listen: () => () => {} }
+    const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
+    const timed = async (generation: string, revision: number): Promise<number> => {
+      const started = Date.now()
+      await p.settle({ what: 'applied', filter: {}, since: { revision, generation } }, 300)
+      return Date.now() - started
+    }
+    expect(await timed('5', c.revision + 10)).toBeLessThan(100)
+    expect(await timed(c.generation, c.revision)).toBeLessThan(100)
+    expect(await timed(c.generation, c.revision + 1)).toBeGreaterThanOrEqual(250)
+    expect(await timed(`9${c.generation}`, 1)).toBeGreaterThanOrEqual(250)
   })
 })
 

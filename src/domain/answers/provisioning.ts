@@ -4,7 +4,7 @@
 
 import { RecentlyUsed } from './recently-used.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
-import { formatCursor, type Cursor } from '../wire/cursor.js'
+import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { Query } from '../wire/request.js'
 import { entryHead, type StoredEntry } from '../store/entry.js'
@@ -237,14 +237,30 @@ export function createProvisioning (views: Views): Provisioning {
     const contents = view.read()
     const since = query.since
     if (since !== undefined) {
-      if (since.generation !== contents.generation) {
+      const order = compareGenerations(since.generation, contents.generation)
+      if (order < 0) {
         throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+      }
+      if (order > 0) {
+        throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
       }
       if (since.revision > contents.revision) {
         throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
       }
     }
     return { contents, stale: view.stale }
+  }
+
+  /** Whether `since` names a point this instance has not reached: later in its generation, or of a newer one. */
+  function ahead (what: What, since: Cursor): boolean {
+    let contents: Contents
+    try {
+      contents = views.byWhat[what].read()
+    } catch {
+      return true // loading: the cursor may be reached once it is read
+    }
+    const order = compareGenerations(since.generation, contents.generation)
+    return order > 0 || (order === 0 && since.revision > contents.revision)
   }
 
   function version (query: Query): string {
@@ -403,7 +419,16 @@ export function createProvisioning (views: Views): Provisioning {
       return { total: countOf(contents, narrowing(query.what, query.filter)), stale }
     },
     async settle (query, ms = SETTLE_MS) {
-      if (query.since !== undefined) await views.byWhat[query.what].reach(query.since.revision, ms)
+      const since = query.since
+      if (since === undefined || !ahead(query.what, since)) return
+      // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
+      // once, and waiting would only make the client time out first.
+      const view = views.byWhat[query.what]
+      await new Promise<void>((resolve) => {
+        const done = (): void => { clearTimeout(timer); stop(); resolve() }
+        const timer = setTimeout(done, ms)
+        const stop = view.listen(() => { if (!ahead(query.what, since)) done() })
+      })
     },
     listen: (what, listener) => views.byWhat[what].listen(listener),
     async changed (query, ms, signal) {
