@@ -15,6 +15,7 @@ import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMeth
 import { registerEvents, type EventsOptions } from './events.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { registerOperations } from './operations.js'
+import { brokenEscape } from './query-string.js'
 import { registerRoutes } from './routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
@@ -161,8 +162,15 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     // A client never sends a fragment: a raw # is no query separator, and no key token holds one.
     // A refusal sent here ends the request: `done` is not called.
-    if (request.url.includes('#')) {
+    const url = request.url
+    const query = url.indexOf('?')
+    // Judged only when the query holds a '%': the hot path's URLs seldom do.
+    const broken = query !== -1 && url.includes('%', query) ? brokenEscape(url.slice(query + 1)) : undefined
+    if (url.includes('#')) {
       replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
+    } else if (broken !== undefined) {
+      // The parameter is named, never its value, which may be an access_token.
+      replyError(reply, badRequest(broken, `${quoted(broken)}: a %-escape in its value is broken; escape reserved characters completely (two hex digits of UTF-8 each, like %3A for :)`))
     } else if (!READS.has(request.method)) {
       // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
       refuseUnread(request.method, request.url, reply)
