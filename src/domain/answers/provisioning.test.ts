@@ -325,6 +325,31 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, total: 0 })
     expect(parse(p.ask({ what: 'needs', filter: { node: 'gone' } }).json).revision).toBeGreaterThan(0)
   })
+
+  test('an out-of-shape key moves only the answers that may keep it: another node\'s leaves ace\'s alone', () => {
+    const c = new Contents('collect', CREATED)
+    put(c, 'ace.shell=3Azsh.m', '{}')
+    put(c, 'bob.shell=3Azsh.m', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('collect', c)
+    const ace = { what: 'collect' as const, filter: { node: 'ace' } }
+    const zsh = { what: 'collect' as const, filter: { node: 'ace', collection: 'shell:zsh' } }
+    const before = { ace: p.version(ace), zsh: p.version(zsh) }
+    put(c, 'bob.odd', '{}')
+    put(c, 'bob.shell=3Azsh.m.extra', '{}')
+    put(c, 'bob.odd', '', 'DEL')
+    expect([p.version(ace), p.version(zsh)]).toEqual([before.ace, before.zsh])
+    expect(parse(p.ask({ what: 'collect', filter: { node: 'bob' } }).json).revision).toBe(c.revision)
+    // Kept by ace (no token of it contradicts node=ace): ace's answer moves; ace's zsh answer keeps it too.
+    put(c, 'ace', '{}')
+    expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, outOfShape: [{ key: 'ace' }] })
+    expect(parse(p.ask(zsh).json)).toMatchObject({ revision: c.revision, outOfShape: [{ key: 'ace' }] })
+    const odd = c.revision
+    // Another collection's out-of-shape key on ace moves ace's answer, not its zsh answer.
+    put(c, 'ace.env.m.x', '{}')
+    expect(parse(p.ask(ace).json).revision).toBe(c.revision)
+    expect(parse(p.ask(zsh).json).revision).toBe(odd)
+  })
 })
 
 describe('snapshot pages', () => {
