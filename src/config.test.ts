@@ -86,7 +86,7 @@ describe('a malformed setting is one line naming it and what it takes', () => {
     [{ HTTP_TLS_CERT: '/etc/tls/cert.pem' }, 'HTTP_TLS_KEY: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
     [{ HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
     [{ HTTP_TLS_CERT: '/nope.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/nope.pem": cannot read that file (ENOENT)'],
-    [{ HTTP_TLS_CERT: '/etc/tls/cert.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/etc/tls/cert.pem" and HTTP_TLS_KEY="/etc/tls/key.pem" do not make a certificate and its key (']
+    [{ HTTP_TLS_CERT: '/etc/tls/cert.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/etc/tls/cert.pem": that file holds no PEM certificate; it takes a PEM certificate chain']
   ])('%j', (env, line) => {
     expect(() => load(env)).toThrow(ConfigError)
     expect(() => load(env)).toThrow(line)
