@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
-import type { Provisioning, Question } from '../domain/answers/provisioning.js'
+import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readParameters, readQuery } from '../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../domain/wire/schemas.js'
@@ -59,8 +59,11 @@ interface Asked {
 
 export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
-  /** The questions of recent URLs, for the answer size they were read for (the bus's max payload may change). */
-  const questions = new RecentlyUsed<Asked, number>(1024 * 1024, 1024)
+  /**
+   * The questions of recent URLs, for the answer size they were read for (the bus's max payload may
+   * change). Bounded by what they hold; their answers are the answer cache's to count.
+   */
+  const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })
   for (const what of WHATS) {
     const url = `/v1/${what}`
     app.get(url, {
@@ -88,7 +91,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
         const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
         return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText, query.since !== undefined) }
-      }, () => request.url.length)
+      })
       const { question, wait } = asked
       const query = question.query
       if (query.since !== undefined) {

@@ -408,3 +408,20 @@ describe('a question asked again', () => {
     expect(parse(q.answer().json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.p'])
   })
 })
+
+describe('what questions keep', () => {
+  test('a question keeps no answer of its own: the answer cache alone holds answers, and lets them go', () => {
+    const c = new Contents('applied', CREATED)
+    for (let i = 0; i < 50; i++) put(c, `n${i}.m`, `{"v":"${'x'.repeat(100)}"}`)
+    c.buildIndexes()
+    const p = provisioningOver('applied', c)
+    const q = p.question({ what: 'applied', filter: {} })
+    const first = q.answer()
+    expect(q.answer()).toBe(first)
+    // More distinct questions than the answer cache keeps push the first answer out.
+    for (let limit = 1; limit <= 1100; limit++) p.ask({ what: 'applied', filter: {}, limit })
+    const again = q.answer()
+    expect(again).not.toBe(first)
+    expect(again.json).toBe(first.json)
+  })
+})
