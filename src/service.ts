@@ -136,6 +136,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       version,
       maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024,
       verb: () => verb(),
+      maxWaits: config.http.maxWaits,
       events: {
         maxStreams: config.http.maxStreams,
         ...(eventHeartbeatMs === undefined ? {} : { heartbeatMs: eventHeartbeatMs }),
@@ -170,7 +171,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
           try {
             tokens = parseTokens(readText(tokensFile), tokensFile)
             log.info({ tokenNames: tokens.map((t) => t.name) }, 'HTTP_TOKENS_FILE read again')
-            app.recheckStreams(tokens)
+            app.recheckHeld(tokens)
           } catch (err) {
             log.warn(`HTTP_TOKENS_FILE not read again, the tokens read before stay: ${(err as Error).message}`)
           }

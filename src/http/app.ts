@@ -9,11 +9,12 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { registerAccess } from './access.js'
+import { refusalOf, registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerEvents, type EventsOptions } from './events.js'
 import { lazyChildLogger } from './lazy-logger.js'
+import { Pool } from './holds.js'
 import { registerOperations } from './operations.js'
 import { brokenEscape } from './query-string.js'
 import { registerRoutes } from './routes.js'
@@ -46,7 +47,19 @@ export interface AppDeps {
   https?: TlsPair
   /** The event streams' bounds (SPEC §8); absent: HTTP_MAX_STREAMS' default. */
   events?: EventsOptions
+  /** Requests held by `wait` at most (HTTP_MAX_WAITS, default 1000). */
+  maxWaits?: number
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Ends the held requests (event streams, waits) whose token `tokens` (read again) no longer has, or no longer lets read what they hold. */
+    recheckHeld: (tokens: readonly Token[]) => void
+  }
+}
+
+/** HTTP_MAX_STREAMS' and HTTP_MAX_WAITS' default. */
+const MAX_HELD = 1000
 
 /** The log levels at which a debug line is written. */
 const WRITES_DEBUG = new Set(['debug', 'trace'])
@@ -182,8 +195,19 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
-  registerRoutes(app, deps)
-  registerEvents(app, { ...deps, ...deps.events })
+  // Held requests, one pool per limit, shared fairly between callers (holds.ts says the rule).
+  const streams = new Pool(deps.events?.maxStreams ?? MAX_HELD, 'HTTP_MAX_STREAMS', 'event streams')
+  const waits = new Pool(deps.maxWaits ?? MAX_HELD, 'HTTP_MAX_WAITS', 'waiting requests')
+  app.decorate('recheckHeld', (tokens: readonly Token[]) => {
+    for (const pool of [streams, waits]) {
+      for (const held of pool.holds()) {
+        const refusal = held.admitted === undefined ? undefined : refusalOf(held.admitted, tokens)
+        if (refusal !== undefined) held.end({ refused: refusal })
+      }
+    }
+  })
+  registerRoutes(app, { ...deps, waits })
+  registerEvents(app, { ...deps, ...deps.events, streams })
   registerOperations(app, deps)
   return app
 }

@@ -1,7 +1,7 @@
 // The answer document built from contents (no NATS here: entries are applied as a watch would).
 
 import fc from 'fast-check'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import type { KvEntry } from 'nats'
 import { keyOf, type What } from '../wire/key-shapes.js'
 import { generationOf, parseCursor } from '../wire/cursor.js'
@@ -423,5 +423,77 @@ describe('what questions keep', () => {
     const again = q.answer()
     expect(again).not.toBe(first)
     expect(again.json).toBe(first.json)
+  })
+})
+
+describe('held requests', () => {
+  /** A view whose signals the test sends. */
+  function followed (c: Contents) {
+    const listeners = new Set<(s: 'change' | 'state') => void>()
+    const view = { read: () => c, stale: false, listen: (l: (s: 'change' | 'state') => void) => { listeners.add(l); return () => { listeners.delete(l) } } }
+    const signal = (s: 'change' | 'state'): void => { for (const l of [...listeners]) l(s) }
+    return { p: createProvisioning({ byWhat: { needs: view } } as unknown as Views), signal, listeners }
+  }
+  const burst = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve))
+
+  test('a write elsewhere looks at no held request: one read of the changes a burst, whatever is held', async () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'bob.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p, signal, listeners } = followed(c)
+    const cursor = { revision: c.revision, generation: c.generation }
+    const gone = new AbortController()
+    const woken: string[] = []
+    const held = Array.from({ length: 300 }, async (_, i) => {
+      await p.changed([{ what: 'needs', filter: { node: `n${i}` }, since: cursor }], 60_000, gone.signal)
+      woken.push(`n${i}`)
+    })
+    const read = vi.spyOn(c, 'changesSince')
+    const looked = vi.spyOn(c.entries, 'get')
+    for (let i = 0; i < 20; i++) {
+      put(c, `bob.m.secret.w${i}`, '{}')
+      signal('change')
+      await burst()
+    }
+    expect(woken).toEqual([])
+    // The log is read once a burst for all of them, and no change is looked up for any of them.
+    expect(read.mock.calls.length).toBeLessThanOrEqual(20)
+    expect(looked).not.toHaveBeenCalled()
+    // A change one of them shows wakes that one alone.
+    put(c, 'n7.m.secret.x', '{}')
+    signal('change')
+    await vi.waitFor(() => { expect(woken).toEqual(['n7']) })
+    gone.abort()
+    await Promise.all(held)
+    expect(listeners.size).toBe(0)
+  })
+
+  test('without since, a change after now wakes it; a state change wakes every one', async () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p, signal } = followed(c)
+    let woken = 0
+    const ace = p.changed([{ what: 'needs', filter: { node: 'ace' } }], 60_000).then(() => woken++)
+    const all = p.changed([{ what: 'needs', filter: { node: 'zed' } }], 60_000).then(() => woken++)
+    put(c, 'ace.m.secret.b', '{}')
+    signal('change')
+    await ace
+    expect(woken).toBe(1)
+    signal('state')
+    await all
+    expect(woken).toBe(2)
+  })
+
+  test('moves names the filter whose changes may move the version', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    put(c, 'bob.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p } = followed(c)
+    // node+name has no index of its own: the node's range gives its revision, so any change on ace may move it.
+    expect(p.moves({ what: 'needs', filter: { node: 'ace', name: 'a' } })).toEqual({ what: 'needs', filter: { node: 'ace' } })
+    expect(p.moves({ what: 'needs', filter: { node: 'ace', kind: 'secret' } })).toEqual({ what: 'needs', filter: { node: 'ace', kind: 'secret' } })
+    expect(p.moves({ what: 'needs', filter: {} })).toEqual({ what: 'needs', filter: {} })
   })
 })

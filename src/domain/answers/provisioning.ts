@@ -3,6 +3,7 @@
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
 import { RecentlyUsed } from './recently-used.js'
+import { Waiters, type Waiter } from './waiters.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
@@ -134,10 +135,17 @@ export interface Provisioning {
    */
   settle (query: Query, ms?: number): Promise<void>
   /**
-   * Resolves when something `query` (with `since`) would show has changed after its cursor, when
-   * the view's state changes (stale, live, another generation), when `signal` aborts, or after `ms`.
+   * Resolves when a change that one of `queries` would show lands after its `since` (after now,
+   * for one without), when the view's state changes (stale, live, another generation), when
+   * `signal` aborts, or after `ms`. Only such a change looks at the request: a write elsewhere
+   * costs it nothing.
    */
-  changed (query: Query & { since: Cursor }, ms: number, signal?: AbortSignal): Promise<void>
+  changed (queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void>
+  /**
+   * The question whose changes may move `version(query)`: the filter of the index its revision is
+   * read from. A change it does not keep leaves the version (and an ETag made from it) alone.
+   */
+  moves (query: Query): Query
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
@@ -226,28 +234,43 @@ function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json
   return { json: `[${parts.join(',')}]`, bytes: bytes + 2, omitted }
 }
 
+/** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
+function changeOf (contents: Contents, what: What, n: Narrowing, key: string, revision: number): (Change & { entry?: StoredEntry }) | undefined {
+  const entry = contents.entries.get(key)
+  if (entry !== undefined) return n.matches(entry.fields) ? { type: 'put', json: entry.json, revision, entry } : undefined
+  const odd = contents.outOfShape.get(key)
+  if (odd !== undefined) return n.keepsTokens(odd.tokens) ? { type: 'outOfShape', json: odd.json, revision } : undefined
+  const parsed = parseKey(what, key)
+  return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? { type: 'delete', json: deletedJson(what, key, revision), revision } : undefined
+}
+
 /**
  * The changes after `since` the filter keeps, latest per key, oldest first: each a put of an
  * entry, a deletion, or an out-of-shape key put.
  */
 function * changesAfter (contents: Contents, what: What, n: Narrowing, since: number): Generator<Change & { entry?: StoredEntry }> {
   for (const [key, revision] of contents.changesSince(since)) {
-    const entry = contents.entries.get(key)
-    if (entry !== undefined) {
-      if (n.matches(entry.fields)) yield { type: 'put', json: entry.json, revision, entry }
-      continue
-    }
-    const odd = contents.outOfShape.get(key)
-    if (odd !== undefined) {
-      if (n.keepsTokens(odd.tokens)) yield { type: 'outOfShape', json: odd.json, revision }
-      continue
-    }
-    const parsed = parseKey(what, key)
-    if (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) yield { type: 'delete', json: deletedJson(what, key, revision), revision }
+    const change = changeOf(contents, what, n, key, revision)
+    if (change !== undefined) yield change
   }
 }
 
+/** The waiters' index of a filter: the key tokens it asks at its first field, when it asks any. */
+function indexOf (what: What, filter: Record<string, string>): Waiter['index'] {
+  const fields = FIELDS[what]
+  const position = fields.findIndex((f) => filter[f] !== undefined)
+  if (position === -1) return undefined
+  const field = fields[position] as string
+  return { position, tokens: [tokenOf(field, filter[field] as string)] }
+}
+
 export function createProvisioning (views: Views): Provisioning {
+  const waiters = new Map<What, Waiters>()
+  const waitersOf = (what: What): Waiters => {
+    let held = waiters.get(what)
+    if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
+    return held
+  }
   const cache = new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
 
   /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
@@ -455,34 +478,46 @@ export function createProvisioning (views: Views): Provisioning {
       })
     },
     listen: (what, listener) => views.byWhat[what].listen(listener),
-    async changed (query, ms, signal) {
-      const shows = (): boolean => {
-        try {
-          // The first change is enough: none is serialized beyond it.
-          return changesAfter(read(query).contents, query.what, narrowing(query.what, query.filter), query.since.revision).next().done !== true
-        } catch {
-          return true // a refusal is news too: the question is asked again and answers it
-        }
-      }
-      if (shows() || signal?.aborted === true) return
-      await new Promise<void>((resolve) => {
-        let looking = false
-        const done = (): void => {
-          clearTimeout(timer)
-          stop()
-          signal?.removeEventListener('abort', done)
-          resolve()
-        }
-        const timer = setTimeout(done, ms)
-        signal?.addEventListener('abort', done)
-        const stop = views.byWhat[query.what].listen((s) => {
-          if (s === 'state') return done()
-          if (looking) return
-          // One look per burst of changes, after the burst.
-          looking = true
-          setImmediate(() => { looking = false; if (shows()) done() })
+    async changed (queries, ms, signal) {
+      const held: Array<() => void> = []
+      try {
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer)
+            signal?.removeEventListener('abort', done)
+            resolve()
+          }
+          const timer = setTimeout(done, ms)
+          signal?.addEventListener('abort', done)
+          if (signal?.aborted === true) return done()
+          for (const query of queries) {
+            let after: number
+            try {
+              const { contents } = read(query)
+              const n = narrowing(query.what, query.filter)
+              // The first change is enough: none is serialized beyond it.
+              if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
+              after = query.since?.revision ?? contents.revision
+              held.push(waitersOf(query.what).add({
+                after,
+                index: indexOf(query.what, query.filter),
+                keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
+                wake: done
+              }))
+            } catch {
+              return done() // a refusal is news too: the question is asked again and answers it
+            }
+          }
         })
-      })
+      } finally {
+        for (const letGo of held) letGo()
+      }
+    },
+    moves (query) {
+      const { contents } = read(query)
+      const positions = contents.governing(narrowing(query.what, query.filter).positions)
+      const fields = FIELDS[query.what]
+      return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as string])) }
     },
     changes (query, limit) {
       const { contents } = read(query)

@@ -35,6 +35,7 @@ const INDEXES: Record<What, number[][]> = {
 }
 
 const SEP = '\u0000'
+const NONE: readonly number[] = []
 
 /**
  * Whether an index's fields lead the key (node; node and module) and are written as they are: its
@@ -307,8 +308,8 @@ export class Contents {
    * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
    * position), and whether every key in it matches (then no entry need be checked).
    */
-  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean } {
-    let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
+  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean, positions: readonly number[] } {
+    let best: { set: KeySet, exact: boolean, positions: readonly number[] } = { set: this.all as KeySet, exact: filter.size === 0, positions: NONE }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
       const value = positions.map((p) => filter.get(p)).join(SEP)
@@ -318,9 +319,18 @@ export class Contents {
         ? revision === undefined ? this.none : this.range(value, revision)
         : this.indexes.get(positions)?.get(value) ?? this.none
       const exact = positions.length === filter.size
-      if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
+      if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact, positions }
     }
     return best
+  }
+
+  /**
+   * The field positions of `filter` whose changes may move `revisionFor(filter)`: those of the set
+   * it reads (its revision moves with any key of that set's value), and the out-of-shape keys a
+   * filter on them keeps are a superset of those `filter` keeps.
+   */
+  governing (filter: ReadonlyMap<number, string>): readonly number[] {
+    return filter.size === 0 ? NONE : this.candidates(filter).positions
   }
 
   /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */
