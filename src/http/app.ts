@@ -49,6 +49,8 @@ export interface AppDeps {
   events?: EventsOptions
   /** Requests held by `wait` at most (HTTP_MAX_WAITS, default 1000). */
   maxWaits?: number
+  /** Connections at most (holds.ts' connectionBound); absent: Node's default, none. */
+  maxConnections?: number
 }
 
 declare module 'fastify' {
@@ -104,6 +106,13 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     }
   })
   app.decorateRequest('outcome', 'ok')
+  if (deps.maxConnections !== undefined) {
+    const server = app.server as typeof app.server & { closeIdleConnections?: () => void }
+    server.maxConnections = deps.maxConnections
+    // A connection refused at the bound makes room: the keep-alive connections idle now are closed,
+    // so that the next one (a probe's) is taken.
+    server.on('drop', () => server.closeIdleConnections?.())
+  }
   app.setSerializerCompiler(plainJson)
 
   // Every route here only reads: any other method on a known path is 405 rather than 404.
@@ -205,6 +214,10 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
         if (refusal !== undefined) held.end({ refused: refusal })
       }
     }
+  })
+  // A stop answers the held waits at once, as at their end (the streams end in events.ts' own hook).
+  app.addHook('preClose', async () => {
+    for (const held of waits.holds()) held.end({ early: true })
   })
   registerRoutes(app, { ...deps, waits })
   registerEvents(app, { ...deps, ...deps.events, streams })

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { Pool, type EndedBy, type Hold } from './holds.js'
+import { connectionBound, Pool, type EndedBy, type Hold } from './holds.js'
 
 function pool (limit: number) {
   const p = new Pool(limit, 'HTTP_MAX_WAITS', 'waiting requests')
@@ -59,4 +59,16 @@ test('a dry run judges without taking in or ending; a hold let go twice counts o
   p.release(h)
   p.release(h)
   expect(p.size).toBe(1)
+})
+
+test.each([
+  [1000, 1000, undefined, { maxConnections: 2256, maxStreams: 1000, maxWaits: 1000 }],
+  [1000, 1000, 20_000, { maxConnections: 2256, maxStreams: 1000, maxWaits: 1000 }],
+  [1000, 1000, 1024, { maxConnections: 960, maxStreams: 352, maxWaits: 352, lowered: { fileLimit: 1024 } }],
+  [300, 100, 600, { maxConnections: 536, maxStreams: 210, maxWaits: 70, lowered: { fileLimit: 600 } }],
+  [2, 2, 100, { maxConnections: 36, maxStreams: 1, maxWaits: 1, lowered: { fileLimit: 100 } }]
+])('connections for %i streams and %i waits under a file limit of %s', (streams, waits, fileLimit, bound) => {
+  const got = connectionBound(streams, waits, fileLimit)
+  expect(got).toEqual(bound)
+  expect(got.maxStreams + got.maxWaits).toBeLessThanOrEqual(Math.max(got.maxConnections - 256, 2))
 })

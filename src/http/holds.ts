@@ -10,8 +10,8 @@ import type { FastifyRequest } from 'fastify'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Admission } from './access.js'
 
-/** Why a hold was ended early: a newer caller's share, or the token no longer admitting it (the refusal to answer with). */
-export type EndedBy = { share: true } | { refused: ProvisionerError }
+/** Why a hold was ended early: another caller's share or the service's stop (answered as at its end), or the token no longer admitting it (the refusal to answer with). */
+export type EndedBy = { early: true } | { refused: ProvisionerError }
 
 export interface Hold {
   readonly caller: string
@@ -69,7 +69,7 @@ export class Pool {
       if (dryRun) return undefined
       const oldest = top.values().next().value as Hold
       this.release(oldest)
-      oldest.end({ share: true })
+      oldest.end({ early: true })
     }
     if (dryRun) return undefined
     let set = this.byCaller.get(hold.caller)
@@ -86,4 +86,33 @@ export class Pool {
     this.held--
     if (set.size === 0) this.byCaller.delete(hold.caller)
   }
+}
+
+/** Connections kept beyond the held requests: probes (/healthz, /readyz), short questions, the docs. */
+export const HEADROOM = 256
+/** File descriptors kept for what is no connection: NATS, the files read on SIGHUP, the runtime's own. */
+const FILES_KEPT = 64
+
+export interface ConnectionBound {
+  /** The server's maxConnections: beyond it Node refuses a connection at once, before it costs a file descriptor for long. */
+  maxConnections: number
+  maxStreams: number
+  maxWaits: number
+  /** Set when the file limit could not hold the limits asked: they were lowered, in proportion. */
+  lowered?: { fileLimit: number }
+}
+
+/**
+ * How many connections the gateway takes, so that held requests never take them all: every held
+ * request holds a connection, and HEADROOM more are kept for the rest, below the process's file
+ * limit (when it is known). A file limit too small for the limits asked lowers them in proportion,
+ * since /healthz and /readyz must answer whatever is held.
+ */
+export function connectionBound (maxStreams: number, maxWaits: number, fileLimit: number | undefined): ConnectionBound {
+  const wanted = maxStreams + maxWaits + HEADROOM
+  if (fileLimit === undefined || fileLimit - FILES_KEPT >= wanted) return { maxConnections: wanted, maxStreams, maxWaits }
+  const connections = Math.max(fileLimit - FILES_KEPT, 3)
+  const held = Math.max(connections - HEADROOM, 2)
+  const streams = Math.max(1, Math.floor(held * maxStreams / (maxStreams + maxWaits)))
+  return { maxConnections: connections, maxStreams: streams, maxWaits: Math.max(1, held - streams), lowered: { fileLimit } }
 }
