@@ -849,7 +849,7 @@ export interface operations {
                 limit?: number;
                 /** @description Only what changed after this cursor (the `cursor` of an earlier answer): puts as `entries` in revision order, deletions under `deleted`. Does not combine with `after`. */
                 since?: string;
-                /** @description With `since`: hold the request until something this answer would show changes after the cursor, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer. */
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
                 wait?: string;
             };
             header?: never;
@@ -958,7 +958,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -994,7 +994,7 @@ export interface operations {
                 limit?: number;
                 /** @description Only what changed after this cursor (the `cursor` of an earlier answer): puts as `entries` in revision order, deletions under `deleted`. Does not combine with `after`. */
                 since?: string;
-                /** @description With `since`: hold the request until something this answer would show changes after the cursor, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer. */
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
                 wait?: string;
             };
             header?: never;
@@ -1144,7 +1144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1176,7 +1176,7 @@ export interface operations {
                 limit?: number;
                 /** @description Only what changed after this cursor (the `cursor` of an earlier answer): puts as `entries` in revision order, deletions under `deleted`. Does not combine with `after`. */
                 since?: string;
-                /** @description With `since`: hold the request until something this answer would show changes after the cursor, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer. */
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
                 wait?: string;
             };
             header?: never;
@@ -1302,7 +1302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1338,7 +1338,7 @@ export interface operations {
                 limit?: number;
                 /** @description Only what changed after this cursor (the `cursor` of an earlier answer): puts as `entries` in revision order, deletions under `deleted`. Does not combine with `after`. */
                 since?: string;
-                /** @description With `since`: hold the request until something this answer would show changes after the cursor, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer. */
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
                 wait?: string;
             };
             header?: never;
@@ -1466,7 +1466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1487,7 +1487,10 @@ export interface operations {
     };
     getRegistryKind: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With If-None-Match: hold the request while the entry still has that ETag, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer 200 with the entry as it is now, 304 when the wait ended with it unchanged, or 404 when it was deleted. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -1606,7 +1609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1627,7 +1630,10 @@ export interface operations {
     };
     getNeed: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With If-None-Match: hold the request while the entry still has that ETag, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer 200 with the entry as it is now, 304 when the wait ended with it unchanged, or 404 when it was deleted. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -1780,7 +1786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1801,7 +1807,10 @@ export interface operations {
     };
     getApplied: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With If-None-Match: hold the request while the entry still has that ETag, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer 200 with the entry as it is now, 304 when the wait ended with it unchanged, or 404 when it was deleted. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -1942,7 +1951,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1963,7 +1972,10 @@ export interface operations {
     };
     getCollectItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With If-None-Match: hold the request while the entry still has that ETag, at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s), then answer 200 with the entry as it is now, 304 when the wait ended with it unchanged, or 404 when it was deleted. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -2111,7 +2123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The bucket is missing (it is served as soon as it appears) or still loading. */
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2234,7 +2246,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows; try again after `Retry-After` seconds (5). */
+            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after `Retry-After` seconds (5). */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2246,7 +2258,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "NOT_READY",
-                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS); try again in 5 s or ask another instance"
+                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in 5 s or ask another instance"
                      *       }
                      *     }
                      */
@@ -2382,7 +2394,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows; try again after `Retry-After` seconds (5). */
+            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after `Retry-After` seconds (5). */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2394,7 +2406,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "NOT_READY",
-                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS); try again in 5 s or ask another instance"
+                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in 5 s or ask another instance"
                      *       }
                      *     }
                      */
@@ -2526,7 +2538,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows; try again after `Retry-After` seconds (5). */
+            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after `Retry-After` seconds (5). */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2538,7 +2550,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "NOT_READY",
-                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS); try again in 5 s or ask another instance"
+                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in 5 s or ask another instance"
                      *       }
                      *     }
                      */
@@ -2674,7 +2686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows; try again after `Retry-After` seconds (5). */
+            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after `Retry-After` seconds (5). */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2686,7 +2698,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "NOT_READY",
-                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS); try again in 5 s or ask another instance"
+                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in 5 s or ask another instance"
                      *       }
                      *     }
                      */
