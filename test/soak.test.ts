@@ -83,6 +83,7 @@ test(`the views, event streams and since pollers end equal to NATS after ${SOAK_
     await Promise.all([...streams, ...httpPollers, ...verbPollers].map(async (c) => await c.done))
   })
 
+  const version = nc.info?.version ?? '?'
   const started = Date.now()
   const over = (): boolean => Date.now() - started >= SOAK_MS
   const rss: string[] = []
@@ -90,7 +91,7 @@ test(`the views, event streams and since pollers end equal to NATS after ${SOAK_
     const { rss: bytes, heapUsed } = process.memoryUsage()
     const line = `${Math.round((Date.now() - started) / 1000)} s: rss ${Math.round(bytes / 2 ** 20)} MB, heap ${Math.round(heapUsed / 2 ** 20)} MB`
     rss.push(line)
-    if (LONG) console.log(`soak on nats-server ${nc.info?.version ?? '?'} at ${line}`)
+    if (LONG) console.log(`soak on nats-server ${version} at ${line}`)
   }, LONG ? 10_000 : 1000)
   fx.defer(async () => { clearInterval(sample) })
   const writers = CLIENTS.map(async (what) => await write(() => kv[what], what, over))
@@ -130,6 +131,6 @@ test(`the views, event streams and since pollers end equal to NATS after ${SOAK_
       expect(sorted((verbPollers[i] as SincePoller).held), `the ${what} since poller on the bus (answers: ${JSON.stringify([...(verbPollers[i] as SincePoller).statuses])})`).toEqual(truth[what])
     }
   }, { timeout: 30_000, interval: 250 })
-  console.log(`soak on nats-server ${nc.info?.version ?? '?'}: ${SOAK_MS} ms, ${writes.join('/')} writes (needs/applied/collect), faults: ${happened.join(', ')}; ` +
+  console.log(`soak on nats-server ${version}: ${SOAK_MS} ms, ${writes.join('/')} writes (needs/applied/collect), faults: ${happened.join(', ')}; ` +
     `stream resets ${streams.map((s) => s.resets).join('/')}, since re-lists ${httpPollers.map((p) => p.relisted).join('/')} (HTTP) ${verbPollers.map((p) => p.relisted).join('/')} (bus); ${rss.at(-1) ?? ''}`)
 }, SOAK_MS + 120_000)
