@@ -16,6 +16,7 @@ import { registerEvents, type EventsOptions } from './events.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { registerOperations } from './operations.js'
 import { registerRoutes } from './routes.js'
+import { registerOverviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
@@ -175,6 +176,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
   registerRoutes(app, deps)
+  registerOverviewRoutes(app, deps)
   registerEvents(app, { ...deps, ...deps.events })
   registerOperations(app, deps)
   return app

@@ -3,6 +3,8 @@
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
 import { RecentlyUsed } from './recently-used.js'
+import { facetsJson } from './facets.js'
+import { createOverviews, type Overviews } from './overview.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
@@ -83,6 +85,8 @@ export interface Question {
 }
 
 export interface Provisioning {
+  /** The questions across buckets: nodes and modules (SPEC §10). */
+  readonly overviews: Overviews
   ask (query: Query, opts?: AskOptions): Answer
   /** The question `query` as one to be asked again; it answers what `version` and `ask` would. */
   question (query: Query, opts?: AskOptions): Question
@@ -132,13 +136,13 @@ export function noEntry (what: What, key: string): ProvisionerError {
 const SETTLE_MS = 2000
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
-interface Narrowing {
+export interface Narrowing {
   positions: Map<number, string>
   matches: (fields: readonly string[]) => boolean
   keepsTokens: (tokens: readonly string[]) => boolean
 }
 
-function narrowing (what: What, filter: Record<string, string>): Narrowing {
+export function narrowing (what: What, filter: Record<string, string>): Narrowing {
   const positions = new Map<number, string>()
   const tokens: Array<[number, string]> = []
   FIELDS[what].forEach((f, i) => {
@@ -258,14 +262,16 @@ export function createProvisioning (views: Views): Provisioning {
     const n = narrowing(what, filter)
     const revision = contents.revisionFor(n.positions)
     const version = versionOf(contents, revision, stale)
-    const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.since?.revision, query.limit, opts.defaultLimit, opts.maxBytes])
+    const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
     return cache.obtain(key, version, () => {
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
       const head = { what, contents, stale }
-      const json = query.since === undefined
-        ? list(head, n, revision, after, limit, budget)
-        : since(head, n, query.since.revision, limit, budget)
+      const json = query.by !== undefined
+        ? facetsJson({ ...head, by: query.by, revision, after, limit, budget }, n)
+        : query.since === undefined
+          ? list(head, n, revision, after, limit, budget)
+          : since(head, n, query.since.revision, limit, budget)
       return new Answer(json, version)
     }, (answer) => answer.json.length)
   }
@@ -374,6 +380,7 @@ export function createProvisioning (views: Views): Provisioning {
   }
 
   return {
+    overviews: createOverviews(views),
     ask,
     question,
     version,
