@@ -132,6 +132,11 @@ describe('nodes', () => {
     expect(doc.nodes[0]).toMatchObject({ node: 'ace', needs: 4, applied: 3, collect: 3, outOfShape: 0, modules: { applied: 0, pending: 2, unapplied: 1, orphaned: 1 } })
     expect(doc.nodes[1]).toEqual({ node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 1, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } })
     expect(doc.nodes[2]).toMatchObject({ node: 'cy', collect: 1, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } })
+    // What a per-node last-write gauge reads: the same moment as the row, none for a node without entries.
+    const writes = running.provisioning.overviews.lastWrites()
+    expect([...writes.keys()]).toEqual(['ace', 'bob', 'cy'])
+    expect(writes.get('bob')).toBeUndefined()
+    expect(new Date(writes.get('ace') as number).toISOString()).toBe(doc.nodes[0]?.['updated'])
   })
 
   it('dates a node by the latest write of its entries still there', async () => {

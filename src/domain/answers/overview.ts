@@ -209,11 +209,12 @@ export function createOverviews (views: Views): Overviews {
       return { json: moduleJson(node, module, m.needs, m.applied, m.state), version: version(query) }
     },
     lastWrites () {
-      const mesh = read(['needs', 'applied', 'collect'])
+      // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
+      const held = (['needs', 'applied', 'collect'] as const).map((b) => views.byWhat[b].status().state === 'live' ? views.byWhat[b].read() : undefined)
       const out = new Map<string, number | undefined>()
-      for (const node of nodesOf(mesh.needs, mesh.applied, mesh.collect)) {
+      for (const node of nodesOf(...held)) {
         let ms: number | undefined
-        for (const c of [mesh.needs, mesh.applied, mesh.collect]) {
+        for (const c of held) {
           const t = c?.tally?.node(node)
           if (t !== undefined && t.entries.count > 0) ms = Math.max(ms ?? 0, t.entries.ms)
         }
