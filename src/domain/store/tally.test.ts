@@ -67,4 +67,12 @@ describe('Tally', () => {
     c.apply({ key: 'bob.gitea', revision: 2, operation: 'DEL', value: new Uint8Array(), created: new Date(2) })
     expect(c.tally?.node('bob')).toBeUndefined()
   })
+
+  test('an out-of-shape key whose first token is no token counts for no node', () => {
+    const c = new Contents('collect', 'gen-1')
+    c.buildIndexes()
+    c.apply({ key: 'b@d.shell.gitea', revision: 1, operation: 'PUT', value: new Uint8Array(), created: new Date(1) })
+    c.apply({ key: 'ok.shell=3azsh.gitea', revision: 2, operation: 'PUT', value: new Uint8Array(), created: new Date(2) })
+    expect([...c.tally?.nodes() ?? []]).toEqual(['ok'])
+  })
 })
