@@ -98,6 +98,11 @@ describe('modules', () => {
 
   it('answers the pending modules anywhere, and refuses a state that is not one of the four', async () => {
     expect(states(await both('/v1/modules?state=pending', { what: 'modules', state: 'pending' }))).toEqual({ 'ace.gitea': 'pending', 'ace.mail': 'pending' })
+    // A write the answer does not show leaves its ETag alone: the orphaned module's applied entry, rewritten.
+    const [pending, all] = await Promise.all([get('/v1/modules?state=pending'), get('/v1/modules')])
+    await put('applied', 'ace.wireguard', '{"again":true}')
+    expect((await get('/v1/modules?state=pending', { 'if-none-match': pending.etag as string })).status).toBe(304)
+    expect((await get('/v1/modules', { 'if-none-match': all.etag as string })).status).toBe(200)
     const http = await get('/v1/modules?state=done')
     const bus = await verb({ what: 'modules', state: 'done' })
     expect(http.status).toBe(400)

@@ -2,6 +2,7 @@
 // the needs, applied and collect buckets from their tallies (store/tally.ts), so that an answer
 // costs its nodes and modules, never their entries. Values stay opaque: keys, revisions and times only.
 
+import { createHash } from 'node:crypto'
 import { BUCKETS } from '../wire/key-shapes.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewQuery } from '../wire/request.js'
@@ -94,8 +95,8 @@ export interface OverviewQuestion {
 export interface Overviews {
   ask: (query: OverviewQuery, opts?: AskOptions) => Answer
   question: (query: OverviewQuery, opts?: AskOptions) => OverviewQuestion
-  /** The state the answer to `query` is built from; it moves only with a change of what the answer reads. */
-  version: (query: OverviewQuery) => string
+  /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (SPEC §10). */
+  version: (query: OverviewQuery, opts?: AskOptions) => string
   /** One node's row; NOT_FOUND when no key names it. */
   node: (node: string) => { json: string, version: string }
   /** One module's row on a node; NOT_FOUND when neither needs nor applied has it. */
@@ -106,6 +107,14 @@ export interface Overviews {
 
 /** Room kept for the answer's head and tail around the rows. */
 const FRAME = 512
+
+/**
+ * A strong validator of an answer's bytes. These answers carry no revision and a write the answer
+ * does not show (an applied module rewritten, under `?state=pending`) must leave its ETag alone.
+ */
+function digest (json: string): string {
+  return createHash('sha256').update(json).digest('base64url').slice(0, 22)
+}
 
 export function createOverviews (views: Views): Overviews {
   const cache = new RecentlyUsed<Answer>()
@@ -118,7 +127,8 @@ export function createOverviews (views: Views): Overviews {
 
   const bucketsOf = (query: OverviewQuery): Array<'needs' | 'applied' | 'collect'> => query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
 
-  function version (query: OverviewQuery): string {
+  /** The state of the buckets an answer to `query` reads: while it holds, the answer is the same. */
+  function readState (query: OverviewQuery): string {
     const buckets = bucketsOf(query)
     const mesh = read(buckets)
     const positions = new Map<number, string>()
@@ -166,47 +176,42 @@ export function createOverviews (views: Views): Overviews {
   }
 
   function ask (query: OverviewQuery, opts: AskOptions = {}): Answer {
-    const v = version(query)
+    const state = readState(query)
     const key = JSON.stringify([query.what, query.filter, query.after, query.limit, opts.defaultLimit, opts.maxBytes])
-    return cache.obtain(key, v, () => {
+    return cache.obtain(key, state, () => {
       const mesh = read(bucketsOf(query))
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
-      return new Answer(query.what === 'nodes' ? nodesAnswer(query, mesh, limit, budget) : modulesAnswer(query, mesh, limit, budget), v)
+      const json = query.what === 'nodes' ? nodesAnswer(query, mesh, limit, budget) : modulesAnswer(query, mesh, limit, budget)
+      return new Answer(json, digest(json))
     }, (answer) => answer.json.length)
   }
 
   return {
     ask,
-    version,
+    version: (query, opts) => ask(query, opts).version,
     question (query, opts = {}) {
-      let seen: { version: string, answer?: Answer } | undefined
-      const now = (): { version: string, answer?: Answer } => {
-        const v = version(query)
-        if (seen?.version !== v) seen = { version: v }
-        return seen
+      /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
+      let seen: { state: string, answer: Answer } | undefined
+      const now = (): Answer => {
+        const state = readState(query)
+        if (seen?.state !== state) seen = { state, answer: ask(query, opts) }
+        return seen.answer
       }
-      return {
-        query,
-        version: () => now().version,
-        answer: () => {
-          const state = now()
-          state.answer ??= ask(query, opts)
-          return state.answer
-        }
-      }
+      return { query, version: () => now().version, answer: now }
     },
     node (node) {
       const query: OverviewQuery = { what: 'nodes', filter: { node } }
       const json = nodeJson(read(bucketsOf(query)), node)
       if (json === undefined) throw noNode(node)
-      return { json, version: version(query) }
+      return { json, version: digest(json) }
     },
     module (node, module) {
       const query: OverviewQuery = { what: 'modules', filter: { node, module } }
       const m = [...modulesOf(read(bucketsOf(query)), node)].find((x) => x.module === module)
       if (m === undefined) throw noModule(node, module)
-      return { json: moduleJson(node, module, m.needs, m.applied, m.state), version: version(query) }
+      const json = moduleJson(node, module, m.needs, m.applied, m.state)
+      return { json, version: digest(json) }
     },
     lastWrites () {
       // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
