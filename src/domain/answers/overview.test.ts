@@ -19,4 +19,6 @@ describe('stateOf', () => {
 test('isoNanos keeps the nanoseconds NATS gives', () => {
   expect(isoNanos(at(Date.UTC(2026, 10, 29, 9, 40, 0, 123), 456789))).toBe('2026-11-29T09:40:00.123456789Z')
   expect(isoNanos(at(0, 1))).toBe('1970-01-01T00:00:00.000000001Z')
+  expect(isoNanos(at(Date.UTC(2026, 10, 29, 9, 40, 0, 999), 999999))).toBe('2026-11-29T09:40:00.999999999Z')
+  expect(isoNanos(at(Date.UTC(2026, 10, 29, 9, 40, 1, 0), 0))).toBe('2026-11-29T09:40:01.000000000Z')
 })
