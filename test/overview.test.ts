@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { What } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
-import { suiteFixture, untilReady } from './support/service.js'
+import { suiteFixture, untilReady, untilWritten } from './support/service.js'
 
 const fx = suiteFixture()
 let nc: NatsConnection
@@ -185,6 +185,16 @@ describe('facets', () => {
     expect(doc).toMatchObject({ total: 2, values: [{ value: 'environment', count: 2 }, { value: 'shell:zsh:normal', count: 2 }] })
     expect(await both('/v1/collect/facets?by=module&limit=1', { what: 'collect', by: 'module', limit: 1 })).toMatchObject({ by: 'contributor', total: 3, values: [{ value: 'gitea', count: 2 }], next: 'gitea', cut: { reason: 'limit', omitted: 2 } })
     expect(await both('/v1/collect/facets?by=contributor&after=gitea', { what: 'collect', by: 'contributor', after: 'gitea' })).toMatchObject({ total: 3, values: [{ value: 'loki' }, { value: 'mail' }] })
+  })
+
+  it('counts the registry by kind, each kind once', async () => {
+    const run = await untilWritten(running)
+    const kinds = run.wrote.length + run.left.length
+    await vi.waitFor(() => expect(running.views.byWhat.registry.status().keys).toBe(kinds), { timeout: 10_000, interval: 20 })
+    const doc = await both('/v1/registry/facets?by=kind', { what: 'registry', by: 'kind' }) as { total: number, values: Array<{ value: string, count: number }> }
+    expect(doc.total).toBe(kinds)
+    expect(doc.values.every((v) => v.count === 1)).toBe(true)
+    expect(doc.values.map((v) => v.value)).toContain('secret')
   })
 
   it('refuses a by the bucket does not count, and a facets route without by', async () => {
