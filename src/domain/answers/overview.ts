@@ -129,8 +129,45 @@ function digest (json: string): string {
   return createHash('sha256').update(json).digest('base64url').slice(0, 22)
 }
 
+/** Nodes whose rows are kept at the most; past it the memos start again (a mesh this large rebuilds more often). */
+const MEMO_MAX = 65536
+
+interface ModuleLine { module: string, state: ModuleState, json: string }
+
+/** The state of a node's keys in `contents`: while it holds, rows made from them are the same. */
+function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>): string {
+  const prefix = new Map([[0, node]])
+  return contents.map((c) => c === undefined ? '' : `${c.revisionFor(prefix)}.${c.generation}`).join('-')
+}
+
 export function createOverviews (views: Views): Overviews {
   const cache = new RecentlyUsed<Answer>()
+  /**
+   * Each node's row and module rows as last made, with the state of its keys they were made from:
+   * after a change, an answer makes again the rows of the nodes it touched, not every node's.
+   */
+  const nodeRows = new Map<string, { state: string, json: string | undefined }>()
+  const moduleRows = new Map<string, { state: string, lines: ModuleLine[] }>()
+
+  function nodeRow (mesh: Mesh, node: string): string | undefined {
+    const state = nodeState(node, [mesh.needs, mesh.applied, mesh.collect])
+    const kept = nodeRows.get(node)
+    if (kept?.state === state) return kept.json
+    const json = nodeJson(mesh, node)
+    if (nodeRows.size >= MEMO_MAX) nodeRows.clear()
+    nodeRows.set(node, { state, json })
+    return json
+  }
+
+  function moduleLines (mesh: Mesh, node: string): ModuleLine[] {
+    const state = nodeState(node, [mesh.needs, mesh.applied])
+    const kept = moduleRows.get(node)
+    if (kept?.state === state) return kept.lines
+    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, json: moduleJson(node, m.module, m.needs, m.applied, m.state) }))
+    if (moduleRows.size >= MEMO_MAX) moduleRows.clear()
+    moduleRows.set(node, { state, lines })
+    return lines
+  }
 
   function read (buckets: ReadonlyArray<'needs' | 'applied' | 'collect'>): Mesh {
     // Each refuses as its own answers do: a missing or loading bucket is named.
@@ -158,7 +195,7 @@ export function createOverviews (views: Views): Overviews {
   function nodesAnswer (query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
     const rows = function * (): Generator<Row> {
       for (const node of nodesOf(mesh.needs, mesh.applied, mesh.collect)) {
-        if (keeps(query.filter, 'node', node)) yield { key: node, json: () => nodeJson(mesh, node) as string }
+        if (keeps(query.filter, 'node', node)) yield { key: node, json: () => nodeRow(mesh, node) as string }
       }
     }
     const after = query.after
@@ -171,8 +208,8 @@ export function createOverviews (views: Views): Overviews {
     const rows = function * (): Generator<Row> {
       for (const node of nodesOf(mesh.needs, mesh.applied)) {
         if (!keeps(filter, 'node', node)) continue
-        for (const m of modulesOf(mesh, node)) {
-          if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => moduleJson(node, m.module, m.needs, m.applied, m.state) }
+        for (const m of moduleLines(mesh, node)) {
+          if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json }
         }
       }
     }
@@ -215,16 +252,15 @@ export function createOverviews (views: Views): Overviews {
     },
     node (node) {
       const query: OverviewQuery = { what: 'nodes', filter: { node } }
-      const json = nodeJson(read(bucketsOf(query)), node)
+      const json = nodeRow(read(bucketsOf(query)), node)
       if (json === undefined) throw noNode(node)
       return { json, version: digest(json) }
     },
     module (node, module) {
       const query: OverviewQuery = { what: 'modules', filter: { node, module } }
-      const m = [...modulesOf(read(bucketsOf(query)), node)].find((x) => x.module === module)
+      const m = moduleLines(read(bucketsOf(query)), node).find((x) => x.module === module)
       if (m === undefined) throw noModule(node, module)
-      const json = moduleJson(node, module, m.needs, m.applied, m.state)
-      return { json, version: digest(json) }
+      return { json: m.json, version: digest(m.json) }
     },
     lastWrites () {
       // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
