@@ -114,8 +114,8 @@ export interface Overviews {
   node: (node: string) => { json: string, version: string }
   /** One module's row on a node; NOT_FOUND when neither needs nor applied has it. */
   module: (node: string, module: string) => { json: string, version: string }
-  /** The latest write of each node's entries still there (ms since the epoch; undefined without entries): a gauge's reading. */
-  lastWrites: () => Map<string, number | undefined>
+  /** The latest write (ms since the epoch) of each node's entries still there, for each node that has entries: a gauge's reading. */
+  lastWrites: () => Map<string, number>
 }
 
 /** Room kept for the answer's head and tail around the rows. */
@@ -265,14 +265,12 @@ export function createOverviews (views: Views): Overviews {
     lastWrites () {
       // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
       const held = (['needs', 'applied', 'collect'] as const).map((b) => views.byWhat[b].status().state === 'live' ? views.byWhat[b].read() : undefined)
-      const out = new Map<string, number | undefined>()
+      const out = new Map<string, number>()
       for (const node of nodesOf(...held)) {
-        let ms: number | undefined
         for (const c of held) {
           const t = c?.tally?.node(node)
-          if (t !== undefined && t.entries.count > 0) ms = Math.max(ms ?? 0, t.entries.ms)
+          if (t !== undefined && t.entries.count > 0 && t.entries.ms > (out.get(node) ?? -Infinity)) out.set(node, t.entries.ms)
         }
-        out.set(node, ms)
       }
       return out
     }
