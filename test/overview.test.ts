@@ -166,6 +166,22 @@ describe('nodes', () => {
   })
 })
 
+describe('wait with If-None-Match', () => {
+  it('holds /v1/nodes?node=… until its row changes, and answers 304 when the wait ends on another node\'s write', async () => {
+    const cy = await get('/v1/nodes?node=cy')
+    const held = get('/v1/nodes?node=cy&wait=10s', { 'if-none-match': cy.etag as string })
+    await put('collect', 'cy.environment.loki')
+    const woken = await held
+    expect(woken.status).toBe(200)
+    expect(JSON.parse(woken.body).nodes[0]).toMatchObject({ node: 'cy', collect: 2 })
+    const ace = await get('/v1/nodes?node=ace')
+    const still = get('/v1/nodes?node=ace&wait=500ms', { 'if-none-match': ace.etag as string })
+    await remove('collect', 'cy.environment.loki')
+    expect((await still).status).toBe(304)
+    expect((await get('/v1/modules?wait=1s')).status).toBe(400)
+  })
+})
+
 describe('facets', () => {
   it('counts each value with the last revision that touched it, on both faces alike', async () => {
     const doc = await both('/v1/needs/facets?by=node', { what: 'needs', by: 'node' }) as { values: Array<{ value: string, count: number, revision: number }>, revision: number }

@@ -4,7 +4,7 @@
 import type { NatsConnection, Service, ServiceMsg } from 'nats'
 import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
-import type { Provisioning, Question } from '../domain/answers/provisioning.js'
+import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { isOverview, readRequest } from '../domain/wire/request.js'
 import type { OverviewQuestion } from '../domain/answers/overview.js'
@@ -82,8 +82,11 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
   })
 
   let countError: (err: Error) => void = () => {}
-  /** The questions of recent payloads, for the answer size they were read for: the same text is the same question. */
-  const questions = new RecentlyUsed<Question | OverviewQuestion, number>(1024 * 1024, 1024)
+  /**
+   * The questions of recent payloads, for the answer size they were read for: the same text is the
+   * same question. Bounded by what they hold; their answers are the answer cache's to count.
+   */
+  const questions = new RecentlyUsed<Question | OverviewQuestion, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_question, text) => questionBytes(text) })
   const ask = (text: string, maxBytes: number): Question | OverviewQuestion => {
     const query = readRequest(readPayload(text))
     return isOverview(query) ? provisioning.overviews.question(query, { maxBytes }) : provisioning.question(query, { maxBytes })
@@ -97,7 +100,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     try {
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       const text = payloadText(msg.data)
-      const question = questions.obtain(text, maxBytes, () => ask(text, maxBytes), () => text.length)
+      const question = questions.obtain(text, maxBytes, () => ask(text, maxBytes))
       const query = question.query
       route = query.what
       if (!isOverview(query) && query.since !== undefined && !settled) {

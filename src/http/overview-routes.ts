@@ -7,26 +7,30 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
-import { readOverviewParameters, readParameters, readRequest, type OverviewQuery } from '../domain/wire/request.js'
+import { readOverviewParameters, readParameters, readRequest, type OverviewQuery, type Query } from '../domain/wire/request.js'
 import { FACET_BY, Facets, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, RequestFields, type Overview } from '../domain/wire/schemas.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
-import type { Answer } from '../domain/answers/provisioning.js'
+import { questionBytes, type Answer } from '../domain/answers/provisioning.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { refusal } from './examples.js'
 import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from './overview-examples.js'
 import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from './routes.js'
 import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from './schemas.js'
+import { hold, needsWhat, readWait } from './wait.js'
 
 /** A route's question, read once per URL, and the ETag of the version it last answered. */
 interface Asked {
-  version: () => string
-  answer: () => Answer
+  question: { version: () => string, answer: () => Answer }
+  /** How long `wait` holds it (with If-None-Match), when asked. */
+  wait: number | undefined
+  /** The bucket questions whose changes may move its ETag: those wake a held request. */
+  moves: () => readonly Query[]
   tagged?: { version: string, etag: string }
 }
 
 /** Each facets route's parameters: the list's filters, `by`, and paging. */
 function facetsParameters (what: What): string[] {
-  return [...NARROWED_BY[what], 'by', 'after', 'limit']
+  return [...NARROWED_BY[what], 'by', 'after', 'limit', 'wait']
 }
 
 function facetsQuerystring (what: What) {
@@ -42,12 +46,12 @@ const OVERVIEW_ABOUT: Record<Overview, { summary: string, description: string, p
   nodes: {
     summary: 'A row per node: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.',
     description: 'A row per node that the first token of a key of needs, applied or collect names (a node named only by out-of-shape keys too), sorted by node, paged by `after` (a node) and `limit`. ',
-    parameters: ['node', 'after', 'limit']
+    parameters: ['node', 'after', 'limit', 'wait']
   },
   modules: {
     summary: 'A row per module on a node, with its provisioning state: `?state=pending` is what is not applied yet, anywhere.',
     description: 'A row per node and module that has a need or an applied entry, sorted by node then module, paged by `after` (`<node>.<module>`) and `limit`; its state compares the NATS servers\' timestamps of its needs and its applied entry. ',
-    parameters: ['node', 'module', 'state', 'after', 'limit']
+    parameters: ['node', 'module', 'state', 'after', 'limit', 'wait']
   }
 }
 
@@ -56,8 +60,8 @@ type Obtain = (url: string, maxBytes: number, ask: () => Asked) => Asked
 export function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   /** The questions of recent URLs, for the answer size they were read for. */
-  const questions = new RecentlyUsed<Asked, number>(1024 * 1024, 1024)
-  const answer: Obtain = (url, maxBytes, ask) => questions.obtain(url, maxBytes, ask, () => url.length)
+  const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })
+  const answer: Obtain = (url, maxBytes, ask) => questions.obtain(url, maxBytes, ask)
   registerFacetsRoutes(server, deps, answer)
 
   for (const what of ['nodes', 'modules'] as const) {
@@ -81,10 +85,12 @@ export function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
       const asked = answer(request.url, maxBytes, () => {
-        const query = readOverviewParameters(what, request.query as object, `GET ${url}`, about.parameters)
-        return deps.provisioning.overviews.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes })
+        const { wait, ...parameters } = request.query as Record<string, unknown>
+        const query = readOverviewParameters(what, parameters, `GET ${url}`, about.parameters)
+        const overviews = deps.provisioning.overviews
+        return { question: overviews.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => overviews.moves(query) }
       })
-      return sendTagged(request, reply, asked, maxBytes)
+      return await sendTagged(request, reply, asked, maxBytes, deps)
     })
   }
 
@@ -116,19 +122,30 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
       const asked = answer(request.url, maxBytes, () => {
-        const query = readParameters(what, request.query as object, `GET ${url}`, facetsParameters(what))
+        const { wait, ...parameters } = request.query as Record<string, unknown>
+        const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
         if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
-        return deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes })
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => [deps.provisioning.moves(query)] }
       })
-      return sendTagged(request, reply, asked, maxBytes)
+      return await sendTagged(request, reply, asked, maxBytes, deps)
     })
   }
 }
 
-function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number): ReturnType<typeof sendAnswer> {
-  const version = asked.version()
+/** The ETag of the question's answer now: made again only when its version moved. */
+function etagNow (asked: Asked, maxBytes: number): string {
+  const version = asked.question.version()
   if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
-  return sendAnswer(request, reply, asked.tagged.etag, () => asked.answer().bytes)
+  return asked.tagged.etag
+}
+
+/** Holds the request while `wait` and If-None-Match say so (SPEC §8), then sends the answer tagged. */
+async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
+  if (asked.wait !== undefined) {
+    needsWhat(false, request.headers['if-none-match'])
+    if (await hold(request, reply, deps, { ms: asked.wait, etag: () => etagNow(asked, maxBytes), moves: asked.moves })) return reply
+  }
+  return sendAnswer(request, reply, etagNow(asked, maxBytes), () => asked.question.answer().bytes)
 }
 
 /** The path's tokens judged as the verb judges the same fields (a segment no token could hold is 400 naming it). */

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import { BUCKETS } from '../wire/key-shapes.js'
 import { ProvisionerError } from '../wire/errors.js'
-import type { OverviewQuery } from '../wire/request.js'
+import type { OverviewQuery, Query } from '../wire/request.js'
 import type { ModuleState } from '../wire/schemas.js'
 import type { Contents } from '../store/contents.js'
 import { compareInstants, type Group, type Instant, type NodeTally } from '../store/tally.js'
@@ -108,6 +108,8 @@ export interface OverviewQuestion {
 export interface Overviews {
   ask: (query: OverviewQuery, opts?: AskOptions) => Answer
   question: (query: OverviewQuery, opts?: AskOptions) => OverviewQuestion
+  /** The bucket questions whose changes may change the answer to `query`: a held request wakes only on those. */
+  moves: (query: OverviewQuery) => Query[]
   /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (SPEC §10). */
   version: (query: OverviewQuery, opts?: AskOptions) => string
   /** One node's row; NOT_FOUND when no key names it. */
@@ -141,7 +143,7 @@ function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>)
 }
 
 export function createOverviews (views: Views): Overviews {
-  const cache = new RecentlyUsed<Answer>()
+  const cache = new RecentlyUsed<Answer>({ maxBytes: 16 * 1024 * 1024, maxEntries: 1024, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + 256 })
   /**
    * Each node's row and module rows as last made, with the state of its keys they were made from:
    * after a change, an answer makes again the rows of the nodes it touched, not every node's.
@@ -234,11 +236,17 @@ export function createOverviews (views: Views): Overviews {
       const budget = (opts.maxBytes ?? Infinity) - FRAME
       const json = query.what === 'nodes' ? nodesAnswer(query, mesh, limit, budget) : modulesAnswer(query, mesh, limit, budget)
       return new Answer(json, digest(json))
-    }, (answer) => answer.json.length)
+    })
   }
 
   return {
     ask,
+    moves (query) {
+      // collect's second token is a collection, not a module: only the node narrows it.
+      const node = query.filter['node']
+      const module = query.filter['module']
+      return bucketsOf(query).map((what) => ({ what, filter: { ...(node === undefined ? {} : { node }), ...(module === undefined || what === 'collect' ? {} : { module }) } }))
+    },
     version: (query, opts) => ask(query, opts).version,
     question (query, opts = {}) {
       /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */

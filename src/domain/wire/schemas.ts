@@ -178,12 +178,6 @@ function answerSchema (what: What) {
   }, { description: `The ${what} answer.`, $id: `${what[0]?.toUpperCase()}${what.slice(1)}Answer` })
 }
 
-export const Answers = {
-  registry: answerSchema('registry'),
-  needs: answerSchema('needs'),
-  applied: answerSchema('applied'),
-  collect: answerSchema('collect')
-}
 export const Entries = {
   registry: entrySchema('registry'),
   needs: entrySchema('needs'),
@@ -266,6 +260,16 @@ export const ModulesAnswer = Type.Object({
   next: next('`<node>.<module>`'),
   cut: Type.Optional(Cut)
 }, { description: 'A row per module on a node that has a need or an applied entry.', $id: 'ModulesAnswer' })
+
+/** Each question's answer document: a bucket's list, and the mesh at a glance's nodes and modules (a list's request with `by` answers its Facets). */
+export const Answers = {
+  registry: answerSchema('registry'),
+  needs: answerSchema('needs'),
+  applied: answerSchema('applied'),
+  collect: answerSchema('collect'),
+  nodes: NodesAnswer,
+  modules: ModulesAnswer
+}
 
 /** The verb's answer: one of the answer documents. */
 export const ProvisioningAnswer = Type.Union([Answers.registry, Answers.needs, Answers.applied, Answers.collect, Facets.registry, Facets.needs, Facets.applied, Facets.collect, NodesAnswer, ModulesAnswer], {
