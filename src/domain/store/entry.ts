@@ -98,6 +98,8 @@ export class Entries {
   private live = 0
   /** Per slot: revision and write time (ms), two numbers a slot. */
   private readonly times: Float64Array[] = []
+  /** Per slot: the ns within its write time's ms, which the modules' states compare (4 bytes a slot). */
+  private readonly nanos: Uint32Array[] = []
   /** Per slot: where its value is (slab × SLAB + start: a slab of its own starts at 0) and its length, two numbers a slot. */
   private readonly places: Uint32Array[] = []
   private readonly known: Uint8Array[] = []
@@ -151,31 +153,32 @@ export class Entries {
   }
 
   /** Puts a new value of the key held in `slot`, copied (it may be a view into the connection's read buffer). */
-  update (slot: number, revision: number, value: Uint8Array, updated: number): void {
+  update (slot: number, revision: number, value: Uint8Array, updated: number, nanos = 0): void {
     this.liveBytes -= this.lengthAt(slot)
     this.recent.delete(slot)
-    this.write(slot, revision, value, updated)
+    this.write(slot, revision, value, updated, nanos)
   }
 
   /**
    * Puts a key not held and gives its slot: `slot` is its slot when it has one (it was deleted since
    * it was put), else a new one is made. The caller looked it up already: a lookup hashes the key.
    */
-  add (key: string, slot: number | undefined, revision: number, value: Uint8Array, updated: number): number {
+  add (key: string, slot: number | undefined, revision: number, value: Uint8Array, updated: number, nanos = 0): number {
     if (slot === undefined) {
       slot = this.keys.add(key)
       this.grow(slot)
     }
     this.live++
-    this.write(slot, revision, value, updated)
+    this.write(slot, revision, value, updated, nanos)
     return slot
   }
 
-  private write (slot: number, revision: number, value: Uint8Array, updated: number): void {
+  private write (slot: number, revision: number, value: Uint8Array, updated: number, nanos: number): void {
     const times = this.times[slot >>> PAGE_BITS] as Float64Array
     const at = slot & (PAGE - 1)
     times[2 * at] = revision
     times[2 * at + 1] = updated
+    ;(this.nanos[slot >>> PAGE_BITS] as Uint32Array)[at] = nanos
     this.place(slot, value)
     this.liveBytes += value.length
     if (this.heldBytes > 2 * this.liveBytes + 2 * SLAB) this.compact()
@@ -240,6 +243,11 @@ export class Entries {
     return (this.times[slot >>> PAGE_BITS] as Float64Array)[2 * (slot & (PAGE - 1)) + 1] as number
   }
 
+  /** The ns within the ms of `updatedAt`. */
+  nanosAt (slot: number): number {
+    return (this.nanos[slot >>> PAGE_BITS] as Uint32Array)[slot & (PAGE - 1)] as number
+  }
+
   private lengthAt (slot: number): number {
     return (this.places[slot >>> PAGE_BITS] as Uint32Array)[2 * (slot & (PAGE - 1)) + 1] as number
   }
@@ -265,6 +273,7 @@ export class Entries {
   private grow (slot: number): void {
     if ((slot & (PAGE - 1)) === 0) {
       this.times.push(new Float64Array(2 * PAGE))
+      this.nanos.push(new Uint32Array(PAGE))
       this.places.push(new Uint32Array(2 * PAGE))
       this.known.push(new Uint8Array(PAGE))
     }
