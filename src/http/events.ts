@@ -12,12 +12,12 @@ import { formatCursor, parseCursor, type Cursor } from '../domain/wire/cursor.js
 import { badRequest, ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import { readParameters, type Query } from '../domain/wire/request.js'
-import { NARROWED_BY, RequestFields } from '../domain/wire/schemas.js'
+import { NARROWED_BY } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
 import { stillAdmitted, type Admission } from './access.js'
 import { replyError } from './errors.js'
-import { judgedByTheDomain } from './schemas.js'
+import { judgedByTheDomain, parameterOf } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 import type { Token } from './tokens.js'
 
@@ -367,7 +367,7 @@ const STREAM_EXAMPLE = [
 /** The stream route's query string, for the OpenAPI document. */
 function streamQuerystring (what: What) {
   const properties: Record<string, ReturnType<typeof Type.Optional>> = {}
-  for (const field of NARROWED_BY[what]) properties[field] = Type.Optional(RequestFields[field])
+  for (const field of NARROWED_BY[what]) properties[field] = Type.Optional(parameterOf(field))
   properties['lastEventId'] = Type.Optional(Type.String({
     description: 'Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot.',
     examples: ['1234-1795945200123456789']

@@ -149,7 +149,8 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
       // An empty segment counts as not given, like any zero value; a key has every token.
       if (filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes every field of the key`)
     }
-    const entry = deps.provisioning.entry(what, keyOf(what, filter as Fields<typeof what>))
+    const fields = Object.fromEntries(FIELDS[what].map((f) => [f, filter[f]?.[0]])) as Fields<typeof what>
+    const entry = deps.provisioning.entry(what, keyOf(what, fields))
     return sendAnswer(request, reply, etagOf(entry.version, 0), () => entry.json)
   })
 }

@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
+import { Answers, Entries, errorBodySchema, FILTER_FIELDS, filterList, FilterValues, questionFields, RegistryRun, RequestFields, ViewStatus, type FilterField, type RequestField } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -49,10 +49,17 @@ export function listParameters (what: What): string[] {
   return [...questionFields(what), 'wait']
 }
 
+const isFilter = (field: RequestField): field is FilterField => (FILTER_FIELDS as readonly string[]).includes(field)
+
+/** A query string's parameter for a request field: a filter field's values are the parameter repeated. */
+export function parameterOf (field: RequestField): TSchema {
+  return isFilter(field) ? filterList(field) : field === 'limit' ? limit : RequestFields[field]
+}
+
 /** A list route's query string, for the OpenAPI document: its parameters, all optional, and nothing else. */
 export function querystringOf (what: What): TObject {
   const properties: Record<string, TSchema> = {}
-  for (const field of questionFields(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
+  for (const field of questionFields(what)) properties[field] = Type.Optional(parameterOf(field))
   properties['wait'] = Type.Optional(wait)
   return Type.Object(properties, { additionalProperties: false })
 }
@@ -62,8 +69,8 @@ export function entryParams (what: What): TObject {
   const properties: Record<string, TSchema> = {}
   for (const field of FIELDS[what]) {
     properties[field] = field === 'collection'
-      ? Type.String({ ...RequestFields.collection, description: 'The collection, by its decoded name, URL-escaped (`shell%3Azsh%3Anormal` for shell:zsh:normal).' })
-      : Type.String({ ...RequestFields[field], description: `The ${field} (one key token).` })
+      ? Type.String({ ...FilterValues.collection, description: 'The collection, by its decoded name, URL-escaped (`shell%3Azsh%3Anormal` for shell:zsh:normal).' })
+      : Type.String({ ...FilterValues[field], description: `The ${field} (one key token).` })
   }
   return Type.Object(properties, { additionalProperties: false })
 }

@@ -6,9 +6,9 @@ import { RecentlyUsed } from './recently-used.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
-import type { Query } from '../wire/request.js'
+import type { Filter, Query } from '../wire/request.js'
 import { entryHead, type StoredEntry } from '../store/entry.js'
-import type { Contents, OutOfShapeEntry } from '../store/contents.js'
+import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { Views } from '../follow/views.js'
 
@@ -133,28 +133,37 @@ const SETTLE_MS = 2000
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
 interface Narrowing {
-  positions: Map<number, string>
+  positions: FieldValues
   matches: (fields: readonly string[]) => boolean
   keepsTokens: (tokens: readonly string[]) => boolean
 }
 
-function narrowing (what: What, filter: Record<string, string>): Narrowing {
-  const positions = new Map<number, string>()
-  const tokens: Array<[number, string]> = []
+/** Whether `value` is one of `values`: a field's one value, or a set of several. */
+type Kept = string | ReadonlySet<string>
+const keeps = (kept: Kept, value: string | undefined): boolean => typeof kept === 'string' ? value === kept : value !== undefined && kept.has(value)
+const keptOf = (values: readonly string[]): Kept => values.length === 1 ? values[0] as string : new Set(values)
+
+function narrowing (what: What, filter: Filter): Narrowing {
+  const positions = new Map<number, readonly string[]>()
+  const fields: Array<[number, Kept]> = []
+  const tokens: Array<[number, Kept]> = []
   FIELDS[what].forEach((f, i) => {
-    const v = filter[f]
-    if (v === undefined) return
-    positions.set(i, v)
-    tokens.push([i, tokenOf(f, v)])
+    const values = filter[f]
+    if (values === undefined) return
+    positions.set(i, values)
+    fields.push([i, keptOf(values)])
+    tokens.push([i, keptOf(values.map((v) => tokenOf(f, v)))])
   })
   return {
     positions,
-    matches: (fields) => {
-      for (const [p, v] of positions) if (fields[p] !== v) return false
+    matches: (have) => {
+      for (const [p, kept] of fields) if (!keeps(kept, have[p])) return false
       return true
     },
-    // An out-of-shape key is left out only when a token it does have contradicts the filter.
-    keepsTokens: (have) => tokens.every(([p, t]) => have[p] === undefined || have[p] === t)
+    // An out-of-shape key is left out only when a token it does have is none of the filter's. A
+    // key always has a first token, so a node filter (a scoped token's too) keeps only the
+    // out-of-shape keys that start with one of its nodes.
+    keepsTokens: (have) => tokens.every(([p, kept]) => have[p] === undefined || keeps(kept, have[p]))
   }
 }
 

@@ -6,7 +6,7 @@ import { FIELDS, fieldsOf, isDecoded, parseKey, type What } from '../wire/key-sh
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
-import { KeyRange, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
+import { KeyRange, KeyUnion, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -35,6 +35,26 @@ const INDEXES: Record<What, number[][]> = {
 }
 
 const SEP = '\u0000'
+
+/**
+ * An index over several fields is read for several values only while the values' combinations
+ * (one set each) are at most this many; beyond, a narrower index or the checked scan answers.
+ */
+const MAX_PARTS = 100
+
+/** A filter as the store reads it: the values each narrowed field position keeps (distinct; one or more). */
+export type FieldValues = ReadonlyMap<number, readonly string[]>
+
+/** The index values of `positions` that `filter` keeps: one per combination of its values; undefined beyond MAX_PARTS. */
+function indexValues (positions: readonly number[], filter: FieldValues): readonly string[] | undefined {
+  let values = filter.get(positions[0] as number) as readonly string[]
+  for (let i = 1; i < positions.length; i++) {
+    const more = filter.get(positions[i] as number) as readonly string[]
+    if (values.length * more.length > MAX_PARTS) return undefined
+    values = values.flatMap((v) => more.map((m) => `${v}${SEP}${m}`))
+  }
+  return values
+}
 
 /**
  * Whether an index's fields lead the key (node; node and module) and are written as they are: its
@@ -207,7 +227,7 @@ export class Contents {
    * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
    * of the narrowest set holding every match, and of any out-of-shape key.
    */
-  revisionFor (filter: ReadonlyMap<number, string>): number {
+  revisionFor (filter: FieldValues): number {
     if (filter.size === 0) return this.revision
     return Math.max(this.candidates(filter).set.revision, this.oddRevision)
   }
@@ -267,21 +287,36 @@ export class Contents {
 
   /**
    * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
-   * position), and whether every key in it matches (then no entry need be checked).
+   * position), and whether every key in it matches (then no entry need be checked). For several
+   * values, an index's sets of each are one set: their union in key order, moved by any of them.
    */
-  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean } {
+  candidates (filter: FieldValues): { set: KeySet, exact: boolean } {
     let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const value = positions.map((p) => filter.get(p)).join(SEP)
-      const revisions = this.prefixes.get(positions)
-      const set = revisions !== undefined
-        ? this.range(value, revisions.get(value) ?? 0)
-        : this.indexes.get(positions)?.get(value) ?? new SortedSlots(this.entries.keys)
+      const values = indexValues(positions, filter)
+      if (values === undefined) continue
+      const set = values.length === 1 ? this.setOf(positions, values[0] as string) : this.union(positions, values)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
     }
     return best
+  }
+
+  /** The set of one index value. */
+  private setOf (positions: readonly number[], value: string): KeySet {
+    const revisions = this.prefixes.get(positions)
+    return revisions !== undefined
+      ? this.range(value, revisions.get(value) ?? 0)
+      : this.indexes.get(positions)?.get(value) ?? new SortedSlots(this.entries.keys)
+  }
+
+  /** The sets of several values of one index, as one: they are disjoint, since a key has one value a field. */
+  private union (positions: readonly number[], values: readonly string[]): KeySet {
+    const sets = values.map((v) => this.setOf(positions, v))
+    // An emptied set keeps its revision, which the union's answer reflects too.
+    const revision = sets.reduce((r, set) => Math.max(r, set.revision), 0)
+    return new KeyUnion(this.entries.keys, sets.filter((set) => set.size > 0), revision)
   }
 
   /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */

@@ -8,12 +8,19 @@ import { Compile } from 'typebox/schema'
 import { type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
-import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, questionFields, type RequestField } from './schemas.js'
+import { FILTER_FIELDS, NARROWED_BY, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type RequestField } from './schemas.js'
 
-/** A validated question: `filter` is keyed by the bucket's field names (for collect, `contributor`). */
+/**
+ * What a question keeps, keyed by the bucket's field names (for collect, `contributor`): each
+ * field named holds its values, distinct and sorted, at least one; an entry is kept when every
+ * field named equals one of its values. One value and a list of one are the same filter.
+ */
+export type Filter = Readonly<Record<string, readonly string[]>>
+
+/** A validated question. */
 export interface Query {
   what: What
-  filter: Record<string, string>
+  filter: Filter
   after?: string
   limit?: number
   /** Only what changed after this point (SPEC §8). */
@@ -24,14 +31,16 @@ const check = Compile(ProvisioningRequest)
 
 const TOKEN_WORDS = (example: string): string => `one key token of 1 to ${MAX_TOKEN_LENGTH} of A-Z a-z 0-9 _ - / = (e.g. "${example}")`
 
+const SEVERAL_WORDS = `, or a list of such values (at most ${MAX_VALUES} distinct)`
+
 const WORKS: Record<RequestField, string> = {
   what: 'one of registry, needs, applied, collect',
-  node: TOKEN_WORDS('n1'),
-  module: TOKEN_WORDS('gitea'),
-  contributor: TOKEN_WORDS('gitea'),
-  kind: TOKEN_WORDS('secret'),
-  name: TOKEN_WORDS('forge-account'),
-  collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")`,
+  node: TOKEN_WORDS('n1') + SEVERAL_WORDS,
+  module: TOKEN_WORDS('gitea') + SEVERAL_WORDS,
+  contributor: TOKEN_WORDS('gitea') + SEVERAL_WORDS,
+  kind: TOKEN_WORDS('secret') + SEVERAL_WORDS,
+  name: TOKEN_WORDS('forge-account') + SEVERAL_WORDS,
+  collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")${SEVERAL_WORDS}`,
   after: 'the `next` of an earlier answer (a key)',
   limit: `a whole number from 1 to ${MAX_LIMIT}`,
   since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"'
@@ -48,12 +57,29 @@ function shown (value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
+/** Values as the request gave them: one alone, several as a list. */
+function shownValues (values: readonly string[]): string {
+  return shown(values.length === 1 ? values[0] : values)
+}
+
 /**
  * Go's zero values: a client that marshals a struct without `omitempty` sends every field, the
- * ones it means nothing by as `""`, `null` or `0`, and those count as not given (SPEC §4).
+ * ones it means nothing by as `""`, `null`, `0` or `[]`, and those count as not given (SPEC §4).
  */
 function isZeroValue (value: unknown): boolean {
-  return value === '' || value === null || value === 0
+  return value === '' || value === null || value === 0 || (Array.isArray(value) && value.length === 0)
+}
+
+const IS_FILTER: ReadonlySet<string> = new Set(FILTER_FIELDS)
+
+/** A filter field's values, distinct and sorted: one value and a list of one are one filter. */
+function valuesOf (field: string, value: unknown): readonly string[] {
+  if (typeof value === 'string') return [value]
+  const values = [...new Set(value as string[])].sort()
+  if (values.length > MAX_VALUES) {
+    throw badRequest(field, `${field}: ${values.length} distinct values, more than one question takes; it takes at most ${MAX_VALUES}: ask in several questions`)
+  }
+  return values
 }
 
 /** Validates a request object (already parsed from JSON or a query string). */
@@ -67,7 +93,9 @@ export function readQuery (input: unknown): Query {
     if (!Object.hasOwn(WORKS, field)) {
       throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
     }
-    if (!isZeroValue(value)) request[field] = value
+    // A list of one is the value alone (so `[""]` is `""`, not given); in a longer list, each is judged.
+    const given = IS_FILTER.has(field) && Array.isArray(value) && value.length === 1 ? value[0] as unknown : value
+    if (!isZeroValue(given)) request[field] = given
   }
   if (!check.Check(request)) {
     for (const field of Object.keys(WORKS) as RequestField[]) {
@@ -78,22 +106,24 @@ export function readQuery (input: unknown): Query {
     throw badRequest(undefined, 'the request does not fit its schema; see the endpoint metadata request_schema')
   }
   const what = (request['what'] ?? 'registry') as What
-  const filter: Record<string, string> = {}
+  const filter: Record<string, readonly string[]> = {}
   const allowed = NARROWED_BY[what] as readonly string[]
   for (const field of Object.keys(request) as RequestField[]) {
-    if (field === 'what' || field === 'after' || field === 'limit' || field === 'since') continue
+    if (!IS_FILTER.has(field)) continue
     if (!allowed.includes(field)) {
       throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
     }
     const name = what === 'collect' && field === 'module' ? 'contributor' : field
-    const value = request[field] as string
-    if (filter[name] !== undefined && filter[name] !== value) {
-      throw badRequest(field, `module and contributor name the contributor twice, as "${filter[name]}" and "${value}"; give one`)
+    const values = valuesOf(field, request[field])
+    const earlier = filter[name]
+    if (earlier !== undefined && earlier.join('\u0000') !== values.join('\u0000')) {
+      throw badRequest(field, `module and contributor name the contributor twice, as ${shownValues(earlier)} and ${shownValues(values)}; give one`)
     }
-    if (field === 'collection' && !value.isWellFormed()) {
-      throw badRequest(field, `collection: ${shown(value)} holds a lone surrogate; it takes ${WORKS.collection}`)
+    if (field === 'collection') {
+      const broken = values.find((v) => !v.isWellFormed())
+      if (broken !== undefined) throw badRequest(field, `collection: ${shown(broken)} holds a lone surrogate; it takes ${WORKS.collection}`)
     }
-    filter[name] = value
+    filter[name] = values
   }
   if (request['after'] !== undefined && request['since'] !== undefined) {
     throw badRequest('after', 'after pages through a list and since follows changes; they do not combine: drop after, and continue a cut since answer with since = its cursor')

@@ -15,11 +15,11 @@ const token = (description: string, example: string) =>
 /** The largest `limit` anyone may ask for; HTTP also defaults to 1000 (SPEC §5). */
 export const MAX_LIMIT = 10000
 
-export const RequestFields = {
-  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect')], {
-    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`.',
-    default: 'registry'
-  }),
+/** The most distinct values one filter field may take (SPEC §4). */
+export const MAX_VALUES = 100
+
+/** One value of each filter field, as a path segment or a single filter names it. */
+export const FilterValues = {
   node: token('Only this node (one key token).', 'n1'),
   module: token('Only this module; for collect, the contributor.', 'gitea'),
   contributor: token('For collect: only this contributor (the same as `module`).', 'gitea'),
@@ -30,7 +30,40 @@ export const RequestFields = {
     maxLength: MAX_TOKEN_LENGTH,
     description: 'For collect: only this collection, by its decoded name; the service encodes it.',
     examples: ['shell:zsh:normal']
+  })
+}
+
+export type FilterField = keyof typeof FilterValues
+export const FILTER_FIELDS = Object.keys(FilterValues) as FilterField[]
+
+const described = (schema: TSchema): string => (schema as { description?: string }).description ?? ''
+
+const SEVERAL = `An entry is kept when its field equals any of the values given (at most ${MAX_VALUES} distinct); an empty list is no filter.`
+
+/** A filter field's values as a list: how a query string's repeated parameter says them. */
+export function filterList (field: FilterField): TSchema {
+  const one = FilterValues[field]
+  const example = (one as { examples?: unknown[] }).examples?.[0]
+  return Type.Array(one, { examples: [[example]], description: `${described(one)} ${SEVERAL} Repeat the parameter for several: \`?${field}=a&${field}=b\`.` })
+}
+
+/** The verb's filter field: one value, or several as an array. */
+function filterField (field: FilterField): TSchema {
+  const one = FilterValues[field]
+  return Type.Union([one, Type.Array(one)], { description: `${described(one)} ${SEVERAL} Several as an array: \`"${field}":["a","b"]\`.` })
+}
+
+export const RequestFields = {
+  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect')], {
+    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`.',
+    default: 'registry'
   }),
+  node: filterField('node'),
+  module: filterField('module'),
+  contributor: filterField('contributor'),
+  kind: filterField('kind'),
+  name: filterField('name'),
+  collection: filterField('collection'),
   // No longer limit than a key's: NATS takes keys of any length its control line holds, and every
   // `next` the service hands out must be taken back.
   after: Type.String({
