@@ -180,6 +180,11 @@ describe('refusals: status and body', () => {
   })
 })
 
+it('GET /v1/token/self on a gateway without tokens: every node and /metrics, no name', async () => {
+  const got = await get('/v1/token/self')
+  expect([got.status, got.headers['content-type'], got.body]).toEqual([200, JSON_TYPE, '{"name":null,"nodes":"*","metrics":true}'])
+})
+
 describe('caching', () => {
   it('answers carry a strong ETag and no-cache; If-None-Match gets 304 until the answer changes, not when another node does', async () => {
     const path = '/v1/needs?node=novox&module=gitea'

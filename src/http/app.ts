@@ -9,7 +9,7 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { registerAccess } from './access.js'
+import { registerAccess, registerTokenSelf } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerEvents, type EventsOptions } from './events.js'
@@ -175,6 +175,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
   registerRoutes(app, deps)
+  registerTokenSelf(app, deps.tokens === undefined)
   registerEvents(app, { ...deps, ...deps.events })
   registerOperations(app, deps)
   return app

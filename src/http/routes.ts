@@ -10,6 +10,7 @@ import type { Provisioning, Question } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readParameters, readQuery } from '../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../domain/wire/schemas.js'
+import { askedAs } from './access.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
 import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
@@ -84,11 +85,12 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
       // A URL asked before is not read again: the same text is the same question.
-      const asked = questions.obtain(request.url, maxBytes, () => {
+      const text = askedAs(request)
+      const asked = questions.obtain(text, maxBytes, () => {
         const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
         return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText, query.since !== undefined) }
-      }, () => request.url.length)
+      }, () => text.length)
       const { question, wait } = asked
       const query = question.query
       if (query.since !== undefined) {

@@ -107,8 +107,19 @@ export const Health = Type.Object({
   version: Type.String({ description: "The service's version." })
 }, { description: 'The process lives.' })
 
+/** What `GET /v1/token/self` answers: the token presented, never its digest. */
+export const TokenSelf = Type.Object({
+  name: Type.Union([Type.String(), Type.Null()], { description: 'The token\'s name in the tokens file; null on a gateway without tokens.' }),
+  nodes: Type.Union([
+    Type.Literal('*', { description: 'Every node.' }),
+    Type.Array(Type.String(), { description: 'Only these nodes (and the registry), in the tokens file\'s order.' })
+  ], { description: 'The nodes whose needs, applied and collect entries the token reads.' }),
+  metrics: Type.Boolean({ description: 'Whether the token reads /metrics.' })
+}, { $id: 'TokenSelf', description: 'The token presented.' })
+export type TokenSelf = Static<typeof TokenSelf>
+
 /** The gateway's error body: the domain's codes and those of HTTP's own refusals. */
 export const ErrorBody = errorBodySchema(HTTP_CODES)
 
 /** Shared schemas registered once with fastify; routes refer to them by $id. */
-export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness]
+export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness, TokenSelf]

@@ -54,12 +54,15 @@ describe('what a token reads', () => {
   const ace: Token = { name: 'ace', sha256: hex('x'), nodes: ['ace', 'bob'], metrics: false }
   const scraper: Token = { ...all, metrics: true }
   test.each([
-    [all, { of: 'nodes', node: undefined }, undefined],
-    [all, { of: 'nodes', node: 'zed' }, undefined],
+    [all, { of: 'nodes', nodes: undefined }, undefined],
+    [all, { of: 'nodes', nodes: ['zed'] }, undefined],
     [ace, { of: 'registry' }, undefined],
-    [ace, { of: 'nodes', node: 'bob' }, undefined],
-    [ace, { of: 'nodes', node: undefined }, 'this token reads the registry and node ace, bob only: name one of them in node (the query\'s node or the path\'s)'],
-    [ace, { of: 'nodes', node: 'zed' }, 'this token reads the registry and node ace, bob only, not node zed'],
+    [ace, { of: 'self' }, undefined],
+    [ace, { of: 'nodes', nodes: ['bob'] }, undefined],
+    [ace, { of: 'nodes', nodes: ['ace', 'bob'] }, undefined],
+    [ace, { of: 'nodes', nodes: undefined }, 'this token reads the registry and node ace, bob only: name one of them in the path'],
+    [ace, { of: 'nodes', nodes: ['zed'] }, 'this token reads the registry and node ace, bob only, not node zed'],
+    [ace, { of: 'nodes', nodes: ['ace', 'zed', 'yak'] }, 'this token reads the registry and node ace, bob only, not node zed, yak'],
     [all, { of: 'metrics' }, 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file'],
     [scraper, { of: 'metrics' }, undefined]
   ] as const)('%o reading %o: %s', (token, reading, refusal) => {

@@ -113,18 +113,20 @@ export function findToken (tokens: readonly Token[], presented: string): Token |
   return found
 }
 
-/** What a request reads: the registry, /metrics, or the entries of the node it names (if any). */
-export type Reading = { of: 'registry' } | { of: 'metrics' } | { of: 'nodes', node: string | undefined }
+/**
+ * What a request reads: the registry, /metrics, the token itself, or the entries of the nodes it
+ * names (`nodes` undefined: of every node, which a token of some nodes does not read).
+ */
+export type Reading = { of: 'registry' } | { of: 'metrics' } | { of: 'self' } | { of: 'nodes', nodes: readonly string[] | undefined }
 
-/** Why `token` may not read this, or undefined when it may. */
+/** Why `token` may not read this, or undefined when it may. Names only the token's own nodes and those asked for. */
 export function forbidden (token: Token, reading: Reading): string | undefined {
   if (reading.of === 'metrics') return token.metrics ? undefined : 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file'
-  if (reading.of === 'registry' || token.nodes === '*') return undefined
-  if (reading.node !== undefined && token.nodes.includes(reading.node)) return undefined
+  if (reading.of === 'registry' || reading.of === 'self' || token.nodes === '*') return undefined
   const nodes = token.nodes.join(', ')
-  return reading.node === undefined
-    ? `this token reads the registry and node ${nodes} only: name one of them in node (the query's node or the path's)`
-    : `this token reads the registry and node ${nodes} only, not node ${reading.node}`
+  if (reading.nodes === undefined) return `this token reads the registry and node ${nodes} only: name one of them in the path`
+  const others = reading.nodes.filter((n) => !token.nodes.includes(n))
+  return others.length === 0 ? undefined : `this token reads the registry and node ${nodes} only, not node ${others.join(', ')}`
 }
 
 /** A new random token and the tokens file entry that admits it (`npm run token`). */
