@@ -94,7 +94,8 @@ class Sse {
   /** Resolves when the response closes, whoever closed it. */
   readonly closed: Promise<void>
 
-  constructor (private readonly raw: ServerResponse, private readonly stallMs: number, private readonly fanout: Fanout, private readonly counted: (type: string) => void) {
+  /** `ownsConnection`: HTTP/1.1, where the stream is its connection's, which closes with it (an HTTP/2 stream shares its connection). */
+  constructor (private readonly raw: ServerResponse, private readonly ownsConnection: boolean, private readonly stallMs: number, private readonly fanout: Fanout, private readonly counted: (type: string) => void) {
     this.closed = new Promise((resolve) => raw.once('close', resolve))
     // A write to a reader that went away fails here; its 'close' ends the stream.
     raw.on('error', () => {})
@@ -139,8 +140,9 @@ class Sse {
   }
 
   /**
-   * Ends the response and its connection, which is never used again; one still holding unsent
-   * bytes, or not closed a moment later, is cut, since its reader is not taking them.
+   * Ends the response and, over HTTP/1.1, its connection, which is never used again; one still
+   * holding unsent bytes, or not closed a moment later, is cut, since its reader is not taking them
+   * (over HTTP/2 only its stream is: the connection carries others).
    */
   end (): void {
     if (this.ended) return
@@ -151,7 +153,7 @@ class Sse {
     }
     const cut = setTimeout(() => this.raw.destroy(), END_GRACE_MS)
     void this.closed.then(() => clearTimeout(cut))
-    this.raw.end(() => this.raw.socket?.destroy())
+    this.raw.end(() => { if (this.ownsConnection) this.raw.socket?.destroy() })
   }
 }
 
@@ -423,10 +425,12 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     raw.setHeader('content-type', 'text/event-stream; charset=utf-8')
     raw.setHeader('cache-control', 'no-cache')
     raw.setHeader('x-accel-buffering', 'no')
-    // A stream's connection is never used again: closed with it, the service's stop need not wait for it to idle.
-    raw.setHeader('connection', 'close')
+    // Over HTTP/1.1 a stream's connection is never used again: closed with it, the service's stop
+    // need not wait for it to idle. HTTP/2 forbids the header: its streams share a connection.
+    const ownsConnection = request.raw.httpVersionMajor < 2
+    if (ownsConnection) raw.setHeader('connection', 'close')
     raw.writeHead(200)
-    const sse = new Sse(raw, stallMs, fanout, (type) => deps.metrics.eventSent(type))
+    const sse = new Sse(raw, ownsConnection, stallMs, fanout, (type) => deps.metrics.eventSent(type))
     open.set(sse, request.admitted)
     deps.metrics.streamOpened()
     const heartbeat = setInterval(() => sse.heartbeat(), heartbeatMs)
