@@ -30,6 +30,25 @@ it('a held since question answers with the change that lands, and a write on ano
   expect(answer.revision).toBe(mine)
 }, 20_000)
 
+it('a held question of several nodes answers with a change on any of them, and not with one on another node', async () => {
+  const fx = fixture()
+  const { nc, running } = await startSeeded(fx)
+  const kv = await nc.jetstream().views.kv(BUCKETS.applied)
+  const get = async (path: string): Promise<Answer> => {
+    const res = await request(`${running.url}${path}`)
+    expect(res.statusCode).toBe(200)
+    return await res.body.json() as Answer
+  }
+  const { cursor } = await get('/v1/applied?node=ace&node=g14')
+  const held = get(`/v1/applied?node=ace&node=g14&since=${cursor}&wait=60s`)
+  const elsewhere = await kv.put('shanks.elsewhere', '{}')
+  await vi.waitFor(() => expect(running.views.status().applied.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
+  const theirs = await kv.put('g14.several', '{}')
+  const answer = await held
+  expect(answer.entries.map((e) => e.key)).toEqual(['g14.several'])
+  expect(answer.revision).toBe(theirs)
+}, 20_000)
+
 it('a cursor ahead of this instance (another one gave it) is waited for a moment on both faces, then refused 503 if never reached', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
