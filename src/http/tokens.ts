@@ -5,6 +5,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/schema'
 import { TOKEN_PATTERN } from '../domain/wire/key-shapes.js'
+import { MAX_VALUES } from '../domain/wire/schemas.js'
 
 const NAME_PATTERN = '^[A-Za-z0-9_.@:-]{1,64}$'
 
@@ -13,7 +14,8 @@ export const TokenEntry = Type.Object({
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'The SHA-256 of the token, 64 lower-case hex digits; the token itself is never stored.' }),
   nodes: Type.Union([
     Type.Literal('*', { description: 'Every node.' }),
-    Type.Array(Type.String({ pattern: TOKEN_PATTERN, maxLength: 256 }), { minItems: 1, description: 'Only these nodes (and the registry).' })
+    // At most as many as one filter takes: a token naming none is given them as its `node` values.
+    Type.Array(Type.String({ pattern: TOKEN_PATTERN, maxLength: 256 }), { minItems: 1, maxItems: MAX_VALUES, description: `Only these nodes (and the registry): 1 to ${MAX_VALUES}.` })
   ], { description: 'The nodes whose needs, applied and collect entries the token reads.' }),
   metrics: Type.Optional(Type.Boolean({ description: 'Whether the token reads /metrics (the scraper\'s).' }))
 }, { additionalProperties: false })
@@ -44,7 +46,7 @@ const SHAPE = `{"tokens":[{"name":"console","sha256":"<64 hex digits>","nodes":"
 const FIELD_TAKES: Record<string, string> = {
   name: 'name takes 1 to 64 of A-Z a-z 0-9 _ . @ : -',
   sha256: 'sha256 takes the SHA-256 of the token as 64 lower-case hex digits (npm run token makes a token and its line)',
-  nodes: 'nodes takes "*" or a list of one or more node names',
+  nodes: `nodes takes "*" or a list of 1 to ${MAX_VALUES} node names`,
   metrics: 'metrics takes true or false'
 }
 
