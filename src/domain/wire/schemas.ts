@@ -41,14 +41,14 @@ const described = (schema: TSchema): string => (schema as { description?: string
 const SEVERAL = `An entry is kept when its field equals any of the values given (at most ${MAX_VALUES} distinct); an empty list is no filter.`
 
 /** A filter field's values as a list: how a query string's repeated parameter says them. */
-export function filterList (field: FilterField): TSchema {
+export function filterList (field: FilterField) {
   const one = FilterValues[field]
   const example = (one as { examples?: unknown[] }).examples?.[0]
   return Type.Array(one, { examples: [[example]], description: `${described(one)} ${SEVERAL} Repeat the parameter for several: \`?${field}=a&${field}=b\`.` })
 }
 
 /** The verb's filter field: one value, or several as an array. */
-function filterField (field: FilterField): TSchema {
+function filterField (field: FilterField) {
   const one = FilterValues[field]
   return Type.Union([one, Type.Array(one)], { description: `${described(one)} ${SEVERAL} Several as an array: \`"${field}":["a","b"]\`.` })
 }
