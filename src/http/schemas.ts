@@ -40,7 +40,7 @@ const limit = Type.Integer({
 })
 
 const wait = Type.String({
-  description: `With \`since\`: hold the request until something this answer would show changes after the cursor, at most this long (\`500ms\`, \`5s\`, a bare number is seconds; at most ${MAX_WAIT_MS / 1000}s), then answer.`,
+  description: `Hold the request at most this long (\`500ms\`, \`5s\`, a bare number is seconds; at most ${MAX_WAIT_MS / 1000}s): with \`since\`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After.`,
   examples: ['30s']
 })
 
