@@ -116,6 +116,25 @@ describe('wait with If-None-Match', () => {
     expect(body.entries.map((e) => e.key)).toContain('ace.gitea.config.mine')
   }, 20_000)
 
+  it('holds a list of several nodes while its ETag would match: a write on another node leaves it held, one on any of its nodes answers 200', async () => {
+    const fx = fixture()
+    const { nc, running } = await startSeeded(fx)
+    const kv = await nc.jetstream().views.kv(BUCKETS.applied)
+    const path = `${running.url}/v1/applied?node=ace&node=g14`
+    const first = await request(path)
+    const etag = first.headers.etag as string
+    await first.body.dump()
+    const held = request(`${path}&wait=60s`, { headers: { 'if-none-match': etag } })
+    const elsewhere = await kv.put('shanks.several-elsewhere', '{}')
+    await vi.waitFor(() => expect(running.views.status().applied.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
+    const theirs = await kv.put('g14.several-held', '{}')
+    const answer = await held
+    expect(answer.statusCode).toBe(200)
+    const body = await answer.body.json() as Answer
+    expect(body.revision).toBe(theirs)
+    expect(body.entries.map((e) => e.key)).toContain('g14.several-held')
+  }, 20_000)
+
   it('holds one entry while it is unchanged: its update answers 200, its deletion 404', async () => {
     const fx = fixture()
     const { nc, running } = await startSeeded(fx)
