@@ -10,9 +10,9 @@ export interface VerbReply {
   bytes: number
 }
 
-export async function askVerb (nc: NatsConnection, request: unknown, subject = 'mesh-provisioner.provisioning'): Promise<VerbReply> {
+export async function askVerb (nc: NatsConnection, request: unknown, subject = 'mesh-provisioner.provisioning', timeout = 5000): Promise<VerbReply> {
   const payload = typeof request === 'string' || request instanceof Uint8Array ? request : JSON.stringify(request)
-  const msg = await nc.request(subject, payload, { timeout: 5000 })
+  const msg = await nc.request(subject, payload, { timeout })
   const code = msg.headers?.get('Nats-Service-Error-Code')
   const error = msg.headers?.get('Nats-Service-Error')
   return {
