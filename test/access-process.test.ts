@@ -121,7 +121,7 @@ it('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stoppin
     expect((await get('/v1/needs')).status).toBe(401)
     expect((await get(`/v1/needs?access_token=${console_.token}`)).status).toBe(401)
     expect((await get('/v1/needs', 'wrong-token')).status).toBe(401)
-    expect((await get('/v1/needs', ace.token)).status).toBe(403)
+    expect((await get('/v1/needs?node=g14', ace.token)).status).toBe(403)
     expect((await get('/metrics', console_.token)).status).toBe(200)
 
     // The certificate: rotated, then a pair that does not match is refused and the second stays.

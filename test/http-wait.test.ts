@@ -35,6 +35,25 @@ it('a held since question answers with the change that lands, and a write on ano
   expect(answer.revision).toBe(mine)
 }, 20_000)
 
+it('a held question of several nodes answers with a change on any of them, and not with one on another node', async () => {
+  const fx = fixture()
+  const { nc, running } = await startSeeded(fx)
+  const kv = await nc.jetstream().views.kv(BUCKETS.applied)
+  const get = async (path: string): Promise<Answer> => {
+    const res = await request(`${running.url}${path}`)
+    expect(res.statusCode).toBe(200)
+    return await res.body.json() as Answer
+  }
+  const { cursor } = await get('/v1/applied?node=ace&node=g14')
+  const held = get(`/v1/applied?node=ace&node=g14&since=${cursor}&wait=60s`)
+  const elsewhere = await kv.put('shanks.elsewhere', '{}')
+  await vi.waitFor(() => expect(running.views.status().applied.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
+  const theirs = await kv.put('g14.several', '{}')
+  const answer = await held
+  expect(answer.entries.map((e) => e.key)).toEqual(['g14.several'])
+  expect(answer.revision).toBe(theirs)
+}, 20_000)
+
 it('a cursor ahead of this instance (another one gave it) is waited for a moment on both faces, then refused 503 if never reached', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
@@ -95,6 +114,25 @@ describe('wait with If-None-Match', () => {
     const body = await answer.body.json() as Answer
     expect(body.revision).toBe(mine)
     expect(body.entries.map((e) => e.key)).toContain('ace.gitea.config.mine')
+  }, 20_000)
+
+  it('holds a list of several nodes while its ETag would match: a write on another node leaves it held, one on any of its nodes answers 200', async () => {
+    const fx = fixture()
+    const { nc, running } = await startSeeded(fx)
+    const kv = await nc.jetstream().views.kv(BUCKETS.applied)
+    const path = `${running.url}/v1/applied?node=ace&node=g14`
+    const first = await request(path)
+    const etag = first.headers.etag as string
+    await first.body.dump()
+    const held = request(`${path}&wait=60s`, { headers: { 'if-none-match': etag } })
+    const elsewhere = await kv.put('shanks.several-elsewhere', '{}')
+    await vi.waitFor(() => expect(running.views.status().applied.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
+    const theirs = await kv.put('g14.several-held', '{}')
+    const answer = await held
+    expect(answer.statusCode).toBe(200)
+    const body = await answer.body.json() as Answer
+    expect(body.revision).toBe(theirs)
+    expect(body.entries.map((e) => e.key)).toContain('g14.several-held')
   }, 20_000)
 
   it('holds one entry while it is unchanged: its update answers 200, its deletion 404', async () => {

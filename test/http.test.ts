@@ -66,7 +66,15 @@ describe('every route and filter answers what the verb answers', () => {
     ['/v1/collect?contributor=gitea', { what: 'collect', contributor: 'gitea' }],
     ['/v1/collect?collection=shell%3Azsh%3Anormal', { what: 'collect', collection: 'shell:zsh:normal' }],
     ['/v1/collect?collection=contribution%3Aroute%3Dproxy&node=ace', { what: 'collect', collection: 'contribution:route=proxy', node: 'ace' }],
-    ['/v1/collect?node=ace&collection=environment&module=gitea&limit=10', { what: 'collect', node: 'ace', collection: 'environment', module: 'gitea', limit: 10 }]
+    ['/v1/collect?node=ace&collection=environment&module=gitea&limit=10', { what: 'collect', node: 'ace', collection: 'environment', module: 'gitea', limit: 10 }],
+    // Several values: the parameter repeated, an array on the bus; a list of one is the value alone.
+    ['/v1/needs?node=g14&node=ace', { what: 'needs', node: ['ace', 'g14'] }],
+    ['/v1/needs?node=ace&node=shanks&module=mail&module=gitea&kind=secret', { what: 'needs', node: ['shanks', 'ace'], module: ['gitea', 'mail'], kind: 'secret' }],
+    ['/v1/needs?node=ace&node=ace', { what: 'needs', node: ['ace'] }],
+    ['/v1/needs?node=ace', { what: 'needs', node: ['ace'], module: [] }],
+    ['/v1/applied?node=g14&node=novox&limit=5', { what: 'applied', node: ['g14', 'novox'], limit: 5 }],
+    ['/v1/collect?collection=shell%3Azsh%3Anormal&collection=environment&contributor=gitea&node=ace&node=g14', { what: 'collect', collection: ['environment', 'shell:zsh:normal'], module: ['gitea'], node: ['ace', 'g14'] }],
+    ['/v1/registry?kind=secret&kind=bound', { what: 'registry', kind: ['bound', 'secret'] }]
   ]
 
   it.each(cases)('GET %s', async (path, question) => {
@@ -139,7 +147,8 @@ describe('refusals: status and body', () => {
     ['/v1/applied?constructor=x', refused('BAD_REQUEST', '"constructor" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', 'constructor')],
     ['/v1/applied?__proto__=x', refused('BAD_REQUEST', '"__proto__" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', '__proto__')],
     ['/v1/registry?toString=x', refused('BAD_REQUEST', '"toString" is not a parameter of GET /v1/registry; it takes kind, after, limit, since, wait', 'toString')],
-    ['/v1/needs?node=a&node=b', refused('BAD_REQUEST', 'node: ["a","b"] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1")', 'node')]
+    ['/v1/needs?node=a&node=', refused('BAD_REQUEST', 'node: ["a",""] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1"), or a list of such values (at most 100 distinct)', 'node')],
+    [`/v1/needs?${Array.from({ length: 101 }, (_, i) => `node=n${i}`).join('&')}`, refused('BAD_REQUEST', 'node: 101 distinct values, more than one question takes; it takes at most 100: ask in several questions', 'node')]
   ])('GET %s is refused 400 naming the parameter', async (path, body) => {
     const got = await get(path)
     expect([got.status, got.headers['content-type'], got.body]).toEqual([400, JSON_TYPE, body])
@@ -171,6 +180,11 @@ describe('refusals: status and body', () => {
   })
 })
 
+it('GET /v1/token/self on a gateway without tokens: every node and /metrics, no name', async () => {
+  const got = await get('/v1/token/self')
+  expect([got.status, got.headers['content-type'], got.body]).toEqual([200, JSON_TYPE, '{"name":null,"nodes":"*","metrics":true}'])
+})
+
 describe('caching', () => {
   it('answers carry a strong ETag and no-cache; If-None-Match gets 304 until the answer changes, not when another node does', async () => {
     const path = '/v1/needs?node=novox&module=gitea'
@@ -200,6 +214,22 @@ describe('caching', () => {
     expect(changed.headers['etag']).not.toBe(etag)
     expect(changed.body).toContain('novox.gitea.dir.data')
     expect((await get(path, { 'if-none-match': changed.headers['etag'] as string })).status).toBe(304)
+  })
+
+  it('several values: the answer is the union of what each keeps, in key order, and its ETag moves with a write on any of them, never on another node', async () => {
+    const path = '/v1/applied?node=novox&node=ace'
+    const keys = async (p: string): Promise<string[]> => (JSON.parse((await get(p)).body) as { entries: Array<{ key: string }> }).entries.map((e) => e.key)
+    expect(await keys(path)).toEqual([...await keys('/v1/applied?node=ace'), ...await keys('/v1/applied?node=novox')])
+    const etag = (await get(path)).headers['etag'] as string
+    const kv = await nc.jetstream().views.kv('mesh-provisioner_applied')
+    const elsewhere = await kv.put('shanks.union-elsewhere', '{}')
+    await vi.waitFor(() => expect(running.views.status().applied.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
+    expect((await get(path, { 'if-none-match': etag })).status).toBe(304)
+    const written = await kv.put('novox.union-here', '{}')
+    await vi.waitFor(() => expect(running.views.status().applied.revision).toBeGreaterThanOrEqual(written), { timeout: 5000, interval: 10 })
+    const changed = await get(path, { 'if-none-match': etag })
+    expect(changed.status).toBe(200)
+    expect(JSON.parse(changed.body)).toMatchObject({ revision: written, cursor: expect.stringMatching(new RegExp(`^${written}-`)) })
   })
 
   it('GET /v1/registry/{kind} carries an ETag too, and HEAD answers the headers of GET', async () => {

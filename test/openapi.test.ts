@@ -87,7 +87,8 @@ describe('the OpenAPI document', () => {
       'GET /v1/modules', 'GET /v1/modules/{node}/{module}',
       'GET /v1/needs', 'GET /v1/needs/events', 'GET /v1/needs/facets', 'GET /v1/needs/{node}/{module}/{kind}/{name}',
       'GET /v1/nodes', 'GET /v1/nodes/{node}',
-      'GET /v1/registry', 'GET /v1/registry/events', 'GET /v1/registry/facets', 'GET /v1/registry/{kind}'
+      'GET /v1/registry', 'GET /v1/registry/events', 'GET /v1/registry/facets', 'GET /v1/registry/{kind}',
+      'GET /v1/token/self'
     ])
   })
 
@@ -124,7 +125,14 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it.each(operations.filter(([name]) => name.includes('/v1/') && !name.endsWith('/events')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
+  it('GET /v1/token/self documents the token and 401, and no 403: every token reads itself', () => {
+    const op = doc.paths['/v1/token/self']?.['get']
+    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '400', '401'])
+    expect(op?.responses['200']?.content?.['application/json']?.schema.$ref).toBe('#/components/schemas/TokenSelf')
+    expect((op as { security?: unknown } | undefined)?.security).toEqual([{ bearer: [] }])
+  })
+
+  it.each(operations.filter(([name]) => name.includes('/v1/') && !name.endsWith('/events') && !name.endsWith('/token/self')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '500', '503', ...(name.includes('{') ? ['404'] : [])]))
     for (const [status, response] of Object.entries(op.responses)) {
       expect(response.description, status).toMatch(/\w/)

@@ -174,6 +174,10 @@ describe('discovery ($SRV)', () => {
     expect(endpoint).toMatchObject({ name: 'provisioning', subject: 'mesh-provisioner.provisioning', queue_group: 'mesh-provisioner' })
     const requestSchema = JSON.parse(endpoint.metadata.request_schema)
     expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit', 'since', 'by', 'state'])
+    // A filter field takes one value or several (SPEC §4).
+    for (const field of ['node', 'module', 'contributor', 'kind', 'name', 'collection']) {
+      expect(requestSchema.properties[field].anyOf.map((s: { type: string }) => s.type), field).toEqual(['string', 'array'])
+    }
     expect(JSON.parse(endpoint.metadata.response_schema).anyOf).toHaveLength(10)
     const stats = JSON.parse((await nc.request('$SRV.STATS.mesh-provisioner', '', { timeout: 2000 })).string())
     expect(stats.endpoints[0].num_requests).toBeGreaterThan(10)

@@ -157,11 +157,8 @@ export interface components {
              * @constant
              */
             what?: "registry";
-            /**
-             * @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed).
-             * @example secret
-             */
-            kind?: string;
+            /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"kind":["a","b"]`. */
+            kind?: string | string[];
             /**
              * @description Continue after this key: the `next` of an earlier answer.
              * @example n1.gitea.secret.db-password
@@ -257,26 +254,14 @@ export interface components {
              * @constant
              */
             what: "needs";
-            /**
-             * @description Only this node (one key token).
-             * @example n1
-             */
-            node?: string;
-            /**
-             * @description Only this module; for collect, the contributor.
-             * @example gitea
-             */
-            module?: string;
-            /**
-             * @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed).
-             * @example secret
-             */
-            kind?: string;
-            /**
-             * @description For needs: only needs of this name.
-             * @example forge-account
-             */
-            name?: string;
+            /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"node":["a","b"]`. */
+            node?: string | string[];
+            /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"module":["a","b"]`. */
+            module?: string | string[];
+            /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"kind":["a","b"]`. */
+            kind?: string | string[];
+            /** @description For needs: only needs of this name. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"name":["a","b"]`. */
+            name?: string | string[];
             /**
              * @description Continue after this key: the `next` of an earlier answer.
              * @example n1.gitea.secret.db-password
@@ -384,16 +369,10 @@ export interface components {
              * @constant
              */
             what: "applied";
-            /**
-             * @description Only this node (one key token).
-             * @example n1
-             */
-            node?: string;
-            /**
-             * @description Only this module; for collect, the contributor.
-             * @example gitea
-             */
-            module?: string;
+            /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"node":["a","b"]`. */
+            node?: string | string[];
+            /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"module":["a","b"]`. */
+            module?: string | string[];
             /**
              * @description Continue after this key: the `next` of an earlier answer.
              * @example n1.gitea.secret.db-password
@@ -493,26 +472,14 @@ export interface components {
              * @constant
              */
             what: "collect";
-            /**
-             * @description Only this node (one key token).
-             * @example n1
-             */
-            node?: string;
-            /**
-             * @description Only this module; for collect, the contributor.
-             * @example gitea
-             */
-            module?: string;
-            /**
-             * @description For collect: only this contributor (the same as `module`).
-             * @example gitea
-             */
-            contributor?: string;
-            /**
-             * @description For collect: only this collection, by its decoded name; the service encodes it.
-             * @example shell:zsh:normal
-             */
-            collection?: string;
+            /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"node":["a","b"]`. */
+            node?: string | string[];
+            /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"module":["a","b"]`. */
+            module?: string | string[];
+            /** @description For collect: only this contributor (the same as `module`). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"contributor":["a","b"]`. */
+            contributor?: string | string[];
+            /** @description For collect: only this collection, by its decoded name; the service encodes it. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"collection":["a","b"]`. */
+            collection?: string | string[];
             /**
              * @description Continue after this key: the `next` of an earlier answer.
              * @example n1.gitea.secret.db-password
@@ -616,11 +583,8 @@ export interface components {
              * @constant
              */
             what: "nodes";
-            /**
-             * @description Only this node (one key token).
-             * @example n1
-             */
-            node?: string;
+            /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"node":["a","b"]`. */
+            node?: string | string[];
             /**
              * @description Continue after this key: the `next` of an earlier answer.
              * @example n1.gitea.secret.db-password
@@ -686,21 +650,12 @@ export interface components {
              * @constant
              */
             what: "modules";
-            /**
-             * @description Only this node (one key token).
-             * @example n1
-             */
-            node?: string;
-            /**
-             * @description Only this module; for collect, the contributor.
-             * @example gitea
-             */
-            module?: string;
-            /**
-             * @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs).
-             * @example pending
-             */
-            state?: "unapplied" | "pending" | "applied" | "orphaned";
+            /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"node":["a","b"]`. */
+            node?: string | string[];
+            /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"module":["a","b"]`. */
+            module?: string | string[];
+            /** @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Several as an array: `"state":["a","b"]`. */
+            state?: ("unapplied" | "pending" | "applied" | "orphaned") | ("unapplied" | "pending" | "applied" | "orphaned")[];
             /**
              * @description Continue after this key: the `next` of an earlier answer.
              * @example n1.gitea.secret.db-password

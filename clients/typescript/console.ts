@@ -41,7 +41,7 @@ export function consoleClient (gateway: string, token?: string) {
 
     /** What one node's modules need, a page at a time (`after` = the `next` of the page before). */
     async needsOf (node: string, after?: string): Promise<Answer<'/v1/needs'>> {
-      const { data, error } = await api.GET('/v1/needs', { params: { query: { node, ...(after === undefined ? {} : { after }) } } })
+      const { data, error } = await api.GET('/v1/needs', { params: { query: { node: [node], ...(after === undefined ? {} : { after }) } } })
       return data ?? fail('GET /v1/needs', error)
     },
 

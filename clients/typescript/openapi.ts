@@ -324,6 +324,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/token/self": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token presented: its name, the nodes it reads, whether it reads /metrics.
+         * @description What the bearer token of this request may read, as the tokens file says (`nodes` in its order), never its digest. A token of some nodes reads the registry and those nodes; asking without `node`, it gets them. On a gateway without tokens: `{"name":null,"nodes":"*","metrics":true}`.
+         */
+        get: operations["getTokenSelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/registry/events": {
         parameters: {
             query?: never;
@@ -1320,6 +1340,15 @@ export interface components {
                 nextAt?: string;
             } | null;
         };
+        /** @description The token presented. */
+        TokenSelf: {
+            /** @description The token's name in the tokens file; null on a gateway without tokens. */
+            name: string | null;
+            /** @description The nodes whose needs, applied and collect entries the token reads. */
+            nodes: "*" | string[];
+            /** @description Whether the token reads /metrics. */
+            metrics: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -1332,8 +1361,8 @@ export interface operations {
     listRegistry: {
         parameters: {
             query?: {
-                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
-                kind?: string;
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?kind=a&kind=b`. */
+                kind?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -1471,14 +1500,14 @@ export interface operations {
     listNeeds: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
-                kind?: string;
-                /** @description For needs: only needs of this name. */
-                name?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?kind=a&kind=b`. */
+                kind?: string[];
+                /** @description For needs: only needs of this name. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?name=a&name=b`. */
+                name?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -1601,7 +1630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1611,7 +1640,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -1657,10 +1686,10 @@ export interface operations {
     listApplied: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -1759,7 +1788,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1769,7 +1798,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -1815,14 +1844,14 @@ export interface operations {
     listCollect: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description For collect: only this contributor (the same as `module`). */
-                contributor?: string;
-                /** @description For collect: only this collection, by its decoded name; the service encodes it. */
-                collection?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description For collect: only this contributor (the same as `module`). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?contributor=a&contributor=b`. */
+                contributor?: string[];
+                /** @description For collect: only this collection, by its decoded name; the service encodes it. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?collection=a&collection=b`. */
+                collection?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -1923,7 +1952,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1933,7 +1962,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -2041,7 +2070,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "kind: \"db password\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"secret\")",
+                     *         "message": "kind: \"db password\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"secret\"), or a list of such values (at most 100 distinct)",
                      *         "field": "kind"
                      *       }
                      *     }
@@ -2201,7 +2230,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "name: \"db.password\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"forge-account\")",
+                     *         "message": "name: \"db.password\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"forge-account\"), or a list of such values (at most 100 distinct)",
                      *         "field": "name"
                      *       }
                      *     }
@@ -2226,7 +2255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2236,7 +2265,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -2366,7 +2395,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "node: \"g 14\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"n1\")",
+                     *         "message": "node: \"g 14\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"n1\"), or a list of such values (at most 100 distinct)",
                      *         "field": "node"
                      *       }
                      *     }
@@ -2391,7 +2420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2401,7 +2430,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -2538,7 +2567,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "contributor: \"gitea.x\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"gitea\")",
+                     *         "message": "contributor: \"gitea.x\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"gitea\"), or a list of such values (at most 100 distinct)",
                      *         "field": "contributor"
                      *       }
                      *     }
@@ -2563,7 +2592,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2573,7 +2602,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -2638,8 +2667,8 @@ export interface operations {
             query: {
                 /** @description The field whose distinct values to count: kind. */
                 by: "kind";
-                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
-                kind?: string;
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?kind=a&kind=b`. */
+                kind?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -2777,14 +2806,14 @@ export interface operations {
             query: {
                 /** @description The field whose distinct values to count: node, module, kind. */
                 by: "node" | "module" | "kind";
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
-                kind?: string;
-                /** @description For needs: only needs of this name. */
-                name?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?kind=a&kind=b`. */
+                kind?: string[];
+                /** @description For needs: only needs of this name. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?name=a&name=b`. */
+                name?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -2886,7 +2915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2896,7 +2925,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -2944,10 +2973,10 @@ export interface operations {
             query: {
                 /** @description The field whose distinct values to count: node, module. */
                 by: "node" | "module";
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -3044,7 +3073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,7 +3083,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -3102,14 +3131,14 @@ export interface operations {
             query: {
                 /** @description The field whose distinct values to count: node, collection, contributor, module (module for contributor). */
                 by: "node" | "collection" | "contributor" | "module";
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description For collect: only this contributor (the same as `module`). */
-                contributor?: string;
-                /** @description For collect: only this collection, by its decoded name; the service encodes it. */
-                collection?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description For collect: only this contributor (the same as `module`). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?contributor=a&contributor=b`. */
+                contributor?: string[];
+                /** @description For collect: only this collection, by its decoded name; the service encodes it. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?collection=a&collection=b`. */
+                collection?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -3201,7 +3230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3211,7 +3240,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -3257,8 +3286,8 @@ export interface operations {
     listNodes: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -3348,7 +3377,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned",
+                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned, or a list of such values (at most 100 distinct)",
                      *         "field": "state"
                      *       }
                      *     }
@@ -3373,7 +3402,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3383,7 +3412,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -3429,12 +3458,12 @@ export interface operations {
     listModules: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs). */
-                state?: "unapplied" | "pending" | "applied" | "orphaned";
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?state=a&state=b`. */
+                state?: ("unapplied" | "pending" | "applied" | "orphaned")[];
                 /** @description Continue after this key: the `next` of an earlier answer. */
                 after?: string;
                 /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
@@ -3510,7 +3539,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned",
+                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned, or a list of such values (at most 100 distinct)",
                      *         "field": "state"
                      *       }
                      *     }
@@ -3535,7 +3564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3545,7 +3574,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -3653,7 +3682,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "node: \"g 14\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"n1\")",
+                     *         "message": "node: \"g 14\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"n1\"), or a list of such values (at most 100 distinct)",
                      *         "field": "node"
                      *       }
                      *     }
@@ -3678,7 +3707,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3688,7 +3717,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -3815,7 +3844,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "module: \"gitea.x\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"gitea\")",
+                     *         "message": "module: \"gitea.x\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"gitea\"), or a list of such values (at most 100 distinct)",
                      *         "field": "module"
                      *       }
                      *     }
@@ -3840,7 +3869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3850,7 +3879,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -3910,11 +3939,75 @@ export interface operations {
             };
         };
     };
+    getTokenSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "ace",
+                     *       "nodes": [
+                     *         "ace",
+                     *         "g14"
+                     *       ],
+                     *       "metrics": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenSelf"];
+                };
+            };
+            /** @description A parameter: this route takes none. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "\"node\" is not a parameter of GET /v1/token/self; it takes none"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     followRegistry: {
         parameters: {
             query?: {
-                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
-                kind?: string;
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?kind=a&kind=b`. */
+                kind?: string[];
                 /** @description Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot. */
                 lastEventId?: string;
                 /** @description The bearer token, for a browser's EventSource, which cannot set headers (when the gateway asks for tokens). */
@@ -4038,14 +4131,14 @@ export interface operations {
     followNeeds: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
-                kind?: string;
-                /** @description For needs: only needs of this name. */
-                name?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?kind=a&kind=b`. */
+                kind?: string[];
+                /** @description For needs: only needs of this name. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?name=a&name=b`. */
+                name?: string[];
                 /** @description Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot. */
                 lastEventId?: string;
                 /** @description The bearer token, for a browser's EventSource, which cannot set headers (when the gateway asks for tokens). */
@@ -4128,7 +4221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4138,7 +4231,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -4186,10 +4279,10 @@ export interface operations {
     followApplied: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
                 /** @description Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot. */
                 lastEventId?: string;
                 /** @description The bearer token, for a browser's EventSource, which cannot set headers (when the gateway asks for tokens). */
@@ -4272,7 +4365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4282,7 +4375,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */
@@ -4330,14 +4423,14 @@ export interface operations {
     followCollect: {
         parameters: {
             query?: {
-                /** @description Only this node (one key token). */
-                node?: string;
-                /** @description Only this module; for collect, the contributor. */
-                module?: string;
-                /** @description For collect: only this contributor (the same as `module`). */
-                contributor?: string;
-                /** @description For collect: only this collection, by its decoded name; the service encodes it. */
-                collection?: string;
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description For collect: only this contributor (the same as `module`). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?contributor=a&contributor=b`. */
+                contributor?: string[];
+                /** @description For collect: only this collection, by its decoded name; the service encodes it. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?collection=a&collection=b`. */
+                collection?: string[];
                 /** @description Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot. */
                 lastEventId?: string;
                 /** @description The bearer token, for a browser's EventSource, which cannot set headers (when the gateway asks for tokens). */
@@ -4420,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4430,7 +4523,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "FORBIDDEN",
-                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *         "message": "this token reads the registry and node ace only, not node g14"
                      *       }
                      *     }
                      */

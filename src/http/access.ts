@@ -1,25 +1,42 @@
 // Who may read the gateway (SPEC §9): one onRequest hook checks the bearer token of every route but
 // the open ones, and one onRoute hook puts the bearer scheme, 401 and 403 into each checked route's
 // OpenAPI entry. Routes added later (the events routes) are checked by default, not by remembering.
+// A token of some nodes that names none reads its own: the hook gives the query its nodes as
+// `node`, on every route whose query string takes `node`, so each route answers exactly what the
+// same question naming them would.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { Type } from 'typebox'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
+import { readParameters } from '../domain/wire/request.js'
 import { replyError } from './errors.js'
+import type { TokenSelf } from './schemas.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set by the access hook: what a token must allow to read this route; absent: the route is open. */
-    access?: 'reader' | 'metrics'
+    access?: 'reader' | 'metrics' | 'self'
   }
   interface FastifyRequest {
     /** The name of the token the request was let in with, for the log; never the token. */
     tokenName: string | undefined
+    /** The token the request was let in with. */
+    token: Token | undefined
     /** What the request was let in to read, and with which token (by its digest): an event stream is judged again when the tokens change. */
     admitted: Admission | undefined
+    /** The nodes a token of some nodes narrowed the query to, when it named none (see `askedAs`). */
+    narrowedTo: readonly string[] | undefined
   }
+}
+
+/**
+ * The text that names the question a request asks, for a route that keeps questions by it: its
+ * URL, and the nodes its token narrowed it to (the same URL asks less with such a token).
+ */
+export function askedAs (request: FastifyRequest): string {
+  return request.narrowedTo === undefined ? request.url : `${request.url}#${request.narrowedTo.join(',')}`
 }
 
 export const REALM = 'mesh-provisioner'
@@ -54,9 +71,9 @@ export interface AccessDeps {
 }
 
 const MISSING = 'this route takes a bearer token: send Authorization: Bearer <token>'
-const example = (code: 'UNAUTHORIZED' | 'FORBIDDEN', message: string | undefined) => new ProvisionerError(code, message ?? '').toBody()
+const example = (code: 'UNAUTHORIZED' | 'FORBIDDEN' | 'BAD_REQUEST', message: string | undefined) => new ProvisionerError(code, message ?? '').toBody()
 const UNAUTHORIZED_EXAMPLE = example('UNAUTHORIZED', MISSING)
-const FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'ace', sha256: '', nodes: ['ace'], metrics: false }, { of: 'nodes', node: undefined }))
+const FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'ace', sha256: '', nodes: ['ace'], metrics: false }, { of: 'nodes', nodes: ['g14'] }))
 const METRICS_FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'console', sha256: '', nodes: '*', metrics: false }, { of: 'metrics' }))
 
 const refusedResponse = (description: string, example: unknown) => ({ description, content: { 'application/json': { schema: Type.Ref('ErrorBody'), example } } })
@@ -67,12 +84,28 @@ function readsRegistry (request: FastifyRequest): boolean {
   return /^\/v1\/registry(\/|$)/.test(url) || (request.params as Record<string, unknown>)['what'] === 'registry'
 }
 
-/** What the request reads, for the token's scope: the node comes from the path or the query. */
+/** Whether the route's query string takes `node`: then a token of some nodes that names none is given its own. */
+function takesNode (request: FastifyRequest): boolean {
+  const querystring = request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined
+  return querystring?.properties?.['node'] !== undefined
+}
+
+/** The nodes a request names in its path or query (a repeated parameter names several; empty names none). */
+function namedNodes (request: FastifyRequest): string[] {
+  const inPath = (request.params as Record<string, unknown>)['node']
+  const inQuery = (request.query as Record<string, unknown>)['node']
+  const named = [inPath, ...(Array.isArray(inQuery) ? inQuery as unknown[] : [inQuery])]
+  return [...new Set(named.filter((n): n is string => typeof n === 'string' && n !== ''))]
+}
+
+/** What the request reads, for the token's scope: the nodes come from the path or the query. */
 function readingOf (request: FastifyRequest): Reading {
-  if (request.routeOptions.config.access === 'metrics') return { of: 'metrics' }
+  const config = request.routeOptions.config
+  if (config.access === 'metrics') return { of: 'metrics' }
+  if (config.access === 'self') return { of: 'self' }
   if (readsRegistry(request)) return { of: 'registry' }
-  const named = (request.params as Record<string, unknown>)['node'] ?? (request.query as Record<string, unknown>)['node']
-  return { of: 'nodes', node: typeof named === 'string' && named !== '' ? named : undefined }
+  const nodes = namedNodes(request)
+  return { of: 'nodes', nodes: nodes.length === 0 ? undefined : nodes }
 }
 
 function presented (request: FastifyRequest): string | undefined {
@@ -87,7 +120,9 @@ function presented (request: FastifyRequest): string | undefined {
 
 export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('tokenName', undefined)
+  app.decorateRequest('token', undefined)
   app.decorateRequest('admitted', undefined)
+  app.decorateRequest('narrowedTo', undefined)
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
@@ -96,10 +131,10 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
       if (route.schema !== undefined && route.schema.hide !== true) route.schema = { ...route.schema, security: [] }
       return
     }
-    const access = route.url === '/metrics' ? 'metrics' : 'reader'
+    const access = route.url === '/metrics' ? 'metrics' : route.url === SELF ? 'self' : 'reader'
     route.config = { ...route.config, access }
     if (route.schema === undefined || route.schema.hide === true) return
-    const scoped = access === 'metrics' || !/^\/v1\/registry(\/|$)/.test(route.url)
+    const scoped = access === 'metrics' || (access === 'reader' && !/^\/v1\/registry(\/|$)/.test(route.url))
     route.schema = {
       ...route.schema,
       security: [{ bearer: [] }],
@@ -110,7 +145,7 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
           ? {
               403: access === 'metrics'
                 ? refusedResponse('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
-                : refusedResponse('The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read.', FORBIDDEN_EXAMPLE)
+                : refusedResponse('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
             }
           : {})
       }
@@ -135,9 +170,44 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
     const token = findToken(tokens(), given)
     if (token === undefined) return refuse(reply, 'unknown', new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'))
     request.tokenName = token.name
-    const reading = readingOf(request)
+    request.token = token
+    let reading = readingOf(request)
+    if (reading.of === 'nodes' && reading.nodes === undefined && token.nodes !== '*' && takesNode(request)) {
+      // Named none: the token's own nodes, as if the query had named them all.
+      (request.query as Record<string, unknown>)['node'] = [...token.nodes]
+      request.narrowedTo = token.nodes
+      reading = { of: 'nodes', nodes: token.nodes }
+    }
     const why = forbidden(token, reading)
     if (why !== undefined) return refuse(reply, 'forbidden', new ProvisionerError('FORBIDDEN', why))
     request.admitted = { sha256: token.sha256, reading }
+  })
+}
+
+const SELF = '/v1/token/self'
+const SELF_EXAMPLE: TokenSelf = { name: 'ace', nodes: ['ace', 'g14'], metrics: false }
+
+/** `GET /v1/token/self`: the token presented, as the console shows who it reads as. Never its digest. */
+export function registerTokenSelf (app: FastifyInstance, open: boolean): void {
+  const EVERYTHING: TokenSelf = { name: null, nodes: '*', metrics: true }
+  app.get(SELF, {
+    schema: {
+      tags: ['access'],
+      operationId: 'getTokenSelf',
+      summary: 'The token presented: its name, the nodes it reads, whether it reads /metrics.',
+      description: 'What the bearer token of this request may read, as the tokens file says (`nodes` in its order), never its digest. ' +
+        'A token of some nodes reads the registry and those nodes; asking without `node`, it gets them. ' +
+        `On a gateway without tokens: \`${JSON.stringify(EVERYTHING)}\`.`,
+      querystring: Type.Object({}, { additionalProperties: false }),
+      response: {
+        200: { description: 'The token.', content: { 'application/json': { schema: Type.Ref('TokenSelf'), example: SELF_EXAMPLE } } },
+        400: refusedResponse('A parameter: this route takes none.', example('BAD_REQUEST', `"node" is not a parameter of GET ${SELF}; it takes none`))
+      }
+    }
+  }, async (request, reply) => {
+    readParameters('registry', request.query as object, `GET ${SELF}`, [])
+    const token = request.token
+    const self: TokenSelf = open || token === undefined ? EVERYTHING : { name: token.name, nodes: token.nodes === '*' ? '*' : [...token.nodes], metrics: token.metrics }
+    return await reply.header('cache-control', 'no-store').send(self)
   })
 }

@@ -9,7 +9,7 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { refusalOf, registerAccess } from './access.js'
+import { refusalOf, registerAccess, registerTokenSelf } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerEvents, type EventsOptions } from './events.js'
@@ -80,8 +80,13 @@ function pathPattern (url: string): RegExp {
 }
 
 export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
+  // HTTPS speaks HTTP/2 and HTTP/1.1, chosen by ALPN: a browser holds its many event streams over
+  // one HTTP/2 connection where HTTP/1.1 gives it six per origin. Typed as the HTTP/1 server the
+  // gateway is written against: node:http2's compatibility API answers the same calls, and where
+  // it does not (a stream's connection), events.ts asks which one it has.
+  const transport: object = deps.https === undefined ? {} : { http2: true, https: { allowHTTP1: true, ...deps.https } }
   const app = Fastify({
-    ...(deps.https === undefined ? {} : { https: deps.https }),
+    ...transport,
     loggerInstance: deps.log,
     // The answers are the hot path: no log line per request at info (one at debug, below).
     logController: new LogController({ disableRequestLogging: true }),
@@ -222,6 +227,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   })
   registerRoutes(app, { ...deps, waits })
   registerOverviewRoutes(app, { ...deps, waits })
+  registerTokenSelf(app, deps.tokens === undefined)
   registerEvents(app, { ...deps, ...deps.events, streams })
   registerOperations(app, deps)
   return app

@@ -55,13 +55,14 @@ function swaggerOptions (version: string): SwaggerOptions {
           bearer: {
             type: 'http',
             scheme: 'bearer',
-            description: 'A token of the gateway\'s tokens file (HTTP_TOKENS_FILE; `npm run token` makes one). A token whose `nodes` is a list reads the registry and those nodes only, named in `node` or the path; /metrics takes a token with `"metrics": true`. An event stream also takes it as `access_token` in the query.'
+            description: 'A token of the gateway\'s tokens file (HTTP_TOKENS_FILE; `npm run token` makes one). A token whose `nodes` is a list reads the registry and those nodes only: asking without `node` it gets them, naming another is 403; /metrics takes a token with `"metrics": true`. An event stream also takes it as `access_token` in the query.'
           }
         }
       },
       tags: [
         { name: 'provisioning', description: 'The four questions, as the verb answers them.' },
         { name: 'at a glance', description: 'The mesh at a glance: the distinct values of a field (facets), a row per node, a row per module on a node with its provisioning state.' },
+        { name: 'access', description: 'Who the bearer token presented reads as.' },
         { name: 'operations', description: 'Liveness, readiness and metrics.' }
       ]
     },

@@ -12,11 +12,11 @@ import { formatCursor, parseCursor, type Cursor } from '../domain/wire/cursor.js
 import { badRequest, ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import { readParameters, type Query } from '../domain/wire/request.js'
-import { NARROWED_BY, RequestFields } from '../domain/wire/schemas.js'
+import { NARROWED_BY } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
 import { replyError } from './errors.js'
-import { judgedByTheDomain } from './schemas.js'
+import { judgedByTheDomain, parameterOf } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
 
@@ -85,7 +85,8 @@ class Sse {
   /** Resolves when the response closes, whoever closed it. */
   readonly closed: Promise<void>
 
-  constructor (private readonly raw: ServerResponse, private readonly stallMs: number, private readonly fanout: Fanout, private readonly counted: (type: string) => void) {
+  /** `ownsConnection`: HTTP/1.1, where the stream is its connection's, which closes with it (an HTTP/2 stream shares its connection). */
+  constructor (private readonly raw: ServerResponse, private readonly ownsConnection: boolean, private readonly stallMs: number, private readonly fanout: Fanout, private readonly counted: (type: string) => void) {
     this.closed = new Promise((resolve) => raw.once('close', resolve))
     // A write to a reader that went away fails here; its 'close' ends the stream.
     raw.on('error', () => {})
@@ -130,8 +131,9 @@ class Sse {
   }
 
   /**
-   * Ends the response and its connection, which is never used again; one still holding unsent
-   * bytes, or not closed a moment later, is cut, since its reader is not taking them.
+   * Ends the response and, over HTTP/1.1, its connection, which is never used again; one still
+   * holding unsent bytes, or not closed a moment later, is cut, since its reader is not taking them
+   * (over HTTP/2 only its stream is: the connection carries others).
    */
   end (): void {
     if (this.ended) return
@@ -142,7 +144,7 @@ class Sse {
     }
     const cut = setTimeout(() => this.raw.destroy(), END_GRACE_MS)
     void this.closed.then(() => clearTimeout(cut))
-    this.raw.end(() => this.raw.socket?.destroy())
+    this.raw.end(() => { if (this.ownsConnection) this.raw.socket?.destroy() })
   }
 }
 
@@ -358,7 +360,7 @@ const STREAM_EXAMPLE = [
 /** The stream route's query string, for the OpenAPI document. */
 function streamQuerystring (what: What) {
   const properties: Record<string, ReturnType<typeof Type.Optional>> = {}
-  for (const field of NARROWED_BY[what]) properties[field] = Type.Optional(RequestFields[field])
+  for (const field of NARROWED_BY[what]) properties[field] = Type.Optional(parameterOf(field))
   properties['lastEventId'] = Type.Optional(Type.String({
     description: 'Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot.',
     examples: ['1234-1795945200123456789']
@@ -414,10 +416,12 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     raw.setHeader('content-type', 'text/event-stream; charset=utf-8')
     raw.setHeader('cache-control', 'no-cache')
     raw.setHeader('x-accel-buffering', 'no')
-    // A stream's connection is never used again: closed with it, the service's stop need not wait for it to idle.
-    raw.setHeader('connection', 'close')
+    // Over HTTP/1.1 a stream's connection is never used again: closed with it, the service's stop
+    // need not wait for it to idle. HTTP/2 forbids the header: its streams share a connection.
+    const ownsConnection = request.raw.httpVersionMajor < 2
+    if (ownsConnection) raw.setHeader('connection', 'close')
     raw.writeHead(200)
-    const stream = sse = new Sse(raw, stallMs, fanout, (type) => deps.metrics.eventSent(type))
+    const stream = sse = new Sse(raw, ownsConnection, stallMs, fanout, (type) => deps.metrics.eventSent(type))
     open.add(stream)
     deps.metrics.streamOpened()
     const heartbeat = setInterval(() => stream.heartbeat(), heartbeatMs)

@@ -8,9 +8,10 @@ import { Type } from 'typebox'
 import { BUCKETS, WHATS, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
 import { readOverviewParameters, readParameters, readRequest, type OverviewQuery, type Query } from '../domain/wire/request.js'
-import { FACET_BY, Facets, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, RequestFields, type Overview } from '../domain/wire/schemas.js'
+import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../domain/wire/schemas.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { questionBytes, type Answer } from '../domain/answers/provisioning.js'
+import { askedAs } from './access.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { refusal } from './examples.js'
 import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from './overview-examples.js'
@@ -84,7 +85,7 @@ export function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps
       }
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
-      const asked = answer(request.url, maxBytes, () => {
+      const asked = answer(askedAs(request), maxBytes, () => {
         const { wait, ...parameters } = request.query as Record<string, unknown>
         const query = readOverviewParameters(what, parameters, `GET ${url}`, about.parameters)
         const overviews = deps.provisioning.overviews
@@ -121,7 +122,7 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
       }
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
-      const asked = answer(request.url, maxBytes, () => {
+      const asked = answer(askedAs(request), maxBytes, () => {
         const { wait, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
         if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
@@ -160,7 +161,7 @@ function pathQuery (what: Overview, params: Record<string, string>, fields: read
 /** `GET /v1/nodes/{node}` and `GET /v1/modules/{node}/{module}`: one row, 404 when there is none. */
 function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
-  const token = (field: 'node' | 'module') => Type.String({ ...RequestFields[field], description: `The ${field} (one key token).` })
+  const token = (field: 'node' | 'module') => Type.String({ ...FilterValues[field], description: `The ${field} (one key token).` })
   app.get('/v1/nodes/:node', {
     validatorCompiler: judgedByTheDomain,
     schema: {
@@ -181,7 +182,7 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
   }, async (request, reply) => {
     const { filter } = pathQuery('nodes', request.params as Record<string, string>, ['node'], '/v1/nodes/{node}')
     readParameters('registry', request.query as object, 'GET /v1/nodes/{node}', [])
-    const row = deps.provisioning.overviews.node(filter['node'] as string)
+    const row = deps.provisioning.overviews.node(filter['node']?.[0] as string)
     return sendAnswer(request, reply, etagOf(row.version, 0), () => row.json)
   })
   app.get('/v1/modules/:node/:module', {
@@ -204,7 +205,7 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
   }, async (request, reply) => {
     const { filter } = pathQuery('modules', request.params as Record<string, string>, ['node', 'module'], '/v1/modules/{node}/{module}')
     readParameters('registry', request.query as object, 'GET /v1/modules/{node}/{module}', [])
-    const row = deps.provisioning.overviews.module(filter['node'] as string, filter['module'] as string)
+    const row = deps.provisioning.overviews.module(filter['node']?.[0] as string, filter['module']?.[0] as string)
     return sendAnswer(request, reply, etagOf(row.version, 0), () => row.json)
   })
 }

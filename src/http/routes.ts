@@ -10,6 +10,7 @@ import { questionBytes, type Provisioning, type Question } from '../domain/answe
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readParameters, readQuery } from '../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../domain/wire/schemas.js'
+import { askedAs } from './access.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
 import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
@@ -94,7 +95,8 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
       // A URL asked before is not read again: the same text is the same question.
-      const asked = questions.obtain(request.url, maxBytes, () => {
+      const text = askedAs(request)
+      const asked = questions.obtain(text, maxBytes, () => {
         const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
         return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText) }
@@ -164,7 +166,7 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
       // An empty segment counts as not given, like any zero value; a key has every token.
       if (filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes every field of the key`)
     }
-    const key = keyOf(what, filter as Fields<typeof what>)
+    const key = keyOf(what, Object.fromEntries(FIELDS[what].map((f) => [f, filter[f]?.[0]])) as Fields<typeof what>)
     const wait = readWait(waitText)
     if (wait !== undefined) {
       needsWhat(false, request.headers['if-none-match'])

@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, errorBodySchema, Facets, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
+import { Answers, Entries, errorBodySchema, Facets, FILTER_FIELDS, filterList, FilterValues, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, questionFields, RegistryRun, RequestFields, ViewStatus, type FilterField, type RequestField } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -49,10 +49,17 @@ export function listParameters (what: What): string[] {
   return [...questionFields(what), 'wait']
 }
 
+const isFilter = (field: RequestField): field is FilterField => (FILTER_FIELDS as readonly string[]).includes(field)
+
+/** A query string's parameter for a request field: a filter field's values are the parameter repeated. */
+export function parameterOf (field: RequestField): TSchema {
+  return isFilter(field) ? filterList(field) : field === 'limit' ? limit : RequestFields[field]
+}
+
 /** A list route's query string, for the OpenAPI document: its parameters, all optional, and nothing else. */
 export function querystringOf (what: What): TObject {
   const properties: Record<string, TSchema> = {}
-  for (const field of questionFields(what)) properties[field] = Type.Optional(field === 'limit' ? limit : RequestFields[field])
+  for (const field of questionFields(what)) properties[field] = Type.Optional(parameterOf(field))
   properties['wait'] = Type.Optional(wait)
   return Type.Object(properties, { additionalProperties: false })
 }
@@ -61,7 +68,7 @@ export function querystringOf (what: What): TObject {
 export function querystringOfFields (fields: readonly string[], required: readonly string[] = []): TObject {
   const properties: Record<string, TSchema> = {}
   for (const field of fields) {
-    const schema = field === 'limit' ? limit : field === 'wait' ? wait : RequestFields[field as keyof typeof RequestFields]
+    const schema = field === 'wait' ? wait : parameterOf(field as RequestField)
     properties[field] = required.includes(field) ? schema : Type.Optional(schema)
   }
   return Type.Object(properties, { additionalProperties: false })
@@ -72,8 +79,8 @@ export function entryParams (what: What): TObject {
   const properties: Record<string, TSchema> = {}
   for (const field of FIELDS[what]) {
     properties[field] = field === 'collection'
-      ? Type.String({ ...RequestFields.collection, description: 'The collection, by its decoded name, URL-escaped (`shell%3Azsh%3Anormal` for shell:zsh:normal).' })
-      : Type.String({ ...RequestFields[field], description: `The ${field} (one key token).` })
+      ? Type.String({ ...FilterValues.collection, description: 'The collection, by its decoded name, URL-escaped (`shell%3Azsh%3Anormal` for shell:zsh:normal).' })
+      : Type.String({ ...FilterValues[field], description: `The ${field} (one key token).` })
   }
   return Type.Object(properties, { additionalProperties: false })
 }
@@ -117,8 +124,19 @@ export const Health = Type.Object({
   version: Type.String({ description: "The service's version." })
 }, { description: 'The process lives.' })
 
+/** What `GET /v1/token/self` answers: the token presented, never its digest. */
+export const TokenSelf = Type.Object({
+  name: Type.Union([Type.String(), Type.Null()], { description: 'The token\'s name in the tokens file; null on a gateway without tokens.' }),
+  nodes: Type.Union([
+    Type.Literal('*', { description: 'Every node.' }),
+    Type.Array(Type.String(), { description: 'Only these nodes (and the registry), in the tokens file\'s order.' })
+  ], { description: 'The nodes whose needs, applied and collect entries the token reads.' }),
+  metrics: Type.Boolean({ description: 'Whether the token reads /metrics.' })
+}, { $id: 'TokenSelf', description: 'The token presented.' })
+export type TokenSelf = Static<typeof TokenSelf>
+
 /** The gateway's error body: the domain's codes and those of HTTP's own refusals. */
 export const ErrorBody = errorBodySchema(HTTP_CODES)
 
 /** Shared schemas registered once with fastify; routes refer to them by $id. */
-export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ...Object.values(Facets), NodesAnswer, ModulesAnswer, ...Object.values(ROW_SCHEMAS), ErrorBody, Readiness]
+export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ...Object.values(Facets), NodesAnswer, ModulesAnswer, ...Object.values(ROW_SCHEMAS), ErrorBody, Readiness, TokenSelf]

@@ -19,7 +19,8 @@ describe('a tokens file', () => {
     ['[]', /^t\.json does not fit: it takes \{"tokens":\[/],
     ['{"tokens":[],"extra":1}', /^t\.json does not fit/],
     [file({ name: 'ace', sha256: 'ABC', nodes: ['ace'] }), /^t\.json: token "ace": sha256 takes the SHA-256 of the token as 64 lower-case hex digits/],
-    [file({ name: 'ace', sha256: hex('a'), nodes: [] }), /^t\.json: token "ace": nodes takes "\*" or a list of one or more node names$/],
+    [file({ name: 'ace', sha256: hex('a'), nodes: [] }), /^t\.json: token "ace": nodes takes "\*" or a list of 1 to 100 node names$/],
+    [file({ name: 'ace', sha256: hex('a'), nodes: Array.from({ length: 101 }, (_, i) => `n${i}`) }), /^t\.json: token "ace": nodes takes "\*" or a list of 1 to 100 node names$/],
     [file({ name: 'ace', sha256: hex('a'), nodes: ['a b'] }), /^t\.json: token "ace": nodes takes/],
     [file({ name: 'ace', sha256: hex('a'), nodes: 'ace' }), /^t\.json: token "ace": nodes takes/],
     [file({ name: 'ace', sha256: hex('a'), nodes: '*', metrics: 'yes' }), /^t\.json: token "ace": metrics takes true or false$/],
@@ -54,12 +55,15 @@ describe('what a token reads', () => {
   const ace: Token = { name: 'ace', sha256: hex('x'), nodes: ['ace', 'bob'], metrics: false }
   const scraper: Token = { ...all, metrics: true }
   test.each([
-    [all, { of: 'nodes', node: undefined }, undefined],
-    [all, { of: 'nodes', node: 'zed' }, undefined],
+    [all, { of: 'nodes', nodes: undefined }, undefined],
+    [all, { of: 'nodes', nodes: ['zed'] }, undefined],
     [ace, { of: 'registry' }, undefined],
-    [ace, { of: 'nodes', node: 'bob' }, undefined],
-    [ace, { of: 'nodes', node: undefined }, 'this token reads the registry and node ace, bob only: name one of them in node (the query\'s node or the path\'s)'],
-    [ace, { of: 'nodes', node: 'zed' }, 'this token reads the registry and node ace, bob only, not node zed'],
+    [ace, { of: 'self' }, undefined],
+    [ace, { of: 'nodes', nodes: ['bob'] }, undefined],
+    [ace, { of: 'nodes', nodes: ['ace', 'bob'] }, undefined],
+    [ace, { of: 'nodes', nodes: undefined }, 'this token reads the registry and node ace, bob only: name one of them in the path'],
+    [ace, { of: 'nodes', nodes: ['zed'] }, 'this token reads the registry and node ace, bob only, not node zed'],
+    [ace, { of: 'nodes', nodes: ['ace', 'zed', 'yak'] }, 'this token reads the registry and node ace, bob only, not node zed, yak'],
     [all, { of: 'metrics' }, 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file'],
     [scraper, { of: 'metrics' }, undefined]
   ] as const)('%o reading %o: %s', (token, reading, refusal) => {

@@ -5,6 +5,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/schema'
 import { TOKEN_PATTERN } from '../domain/wire/key-shapes.js'
+import { MAX_VALUES } from '../domain/wire/schemas.js'
 
 const NAME_PATTERN = '^[A-Za-z0-9_.@:-]{1,64}$'
 
@@ -13,7 +14,8 @@ export const TokenEntry = Type.Object({
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'The SHA-256 of the token, 64 lower-case hex digits; the token itself is never stored.' }),
   nodes: Type.Union([
     Type.Literal('*', { description: 'Every node.' }),
-    Type.Array(Type.String({ pattern: TOKEN_PATTERN, maxLength: 256 }), { minItems: 1, description: 'Only these nodes (and the registry).' })
+    // At most as many as one filter takes: a token naming none is given them as its `node` values.
+    Type.Array(Type.String({ pattern: TOKEN_PATTERN, maxLength: 256 }), { minItems: 1, maxItems: MAX_VALUES, description: `Only these nodes (and the registry): 1 to ${MAX_VALUES}.` })
   ], { description: 'The nodes whose needs, applied and collect entries the token reads.' }),
   metrics: Type.Optional(Type.Boolean({ description: 'Whether the token reads /metrics (the scraper\'s).' }))
 }, { additionalProperties: false })
@@ -44,7 +46,7 @@ const SHAPE = `{"tokens":[{"name":"console","sha256":"<64 hex digits>","nodes":"
 const FIELD_TAKES: Record<string, string> = {
   name: 'name takes 1 to 64 of A-Z a-z 0-9 _ . @ : -',
   sha256: 'sha256 takes the SHA-256 of the token as 64 lower-case hex digits (npm run token makes a token and its line)',
-  nodes: 'nodes takes "*" or a list of one or more node names',
+  nodes: `nodes takes "*" or a list of 1 to ${MAX_VALUES} node names`,
   metrics: 'metrics takes true or false'
 }
 
@@ -113,18 +115,20 @@ export function findToken (tokens: readonly Token[], presented: string): Token |
   return found
 }
 
-/** What a request reads: the registry, /metrics, or the entries of the node it names (if any). */
-export type Reading = { of: 'registry' } | { of: 'metrics' } | { of: 'nodes', node: string | undefined }
+/**
+ * What a request reads: the registry, /metrics, the token itself, or the entries of the nodes it
+ * names (`nodes` undefined: of every node, which a token of some nodes does not read).
+ */
+export type Reading = { of: 'registry' } | { of: 'metrics' } | { of: 'self' } | { of: 'nodes', nodes: readonly string[] | undefined }
 
-/** Why `token` may not read this, or undefined when it may. */
+/** Why `token` may not read this, or undefined when it may. Names only the token's own nodes and those asked for. */
 export function forbidden (token: Token, reading: Reading): string | undefined {
   if (reading.of === 'metrics') return token.metrics ? undefined : 'this token does not read /metrics; the scraper\'s token has "metrics": true in the tokens file'
-  if (reading.of === 'registry' || token.nodes === '*') return undefined
-  if (reading.node !== undefined && token.nodes.includes(reading.node)) return undefined
+  if (reading.of === 'registry' || reading.of === 'self' || token.nodes === '*') return undefined
   const nodes = token.nodes.join(', ')
-  return reading.node === undefined
-    ? `this token reads the registry and node ${nodes} only: name one of them in node (the query's node or the path's)`
-    : `this token reads the registry and node ${nodes} only, not node ${reading.node}`
+  if (reading.nodes === undefined) return `this token reads the registry and node ${nodes} only: name one of them in the path`
+  const others = reading.nodes.filter((n) => !token.nodes.includes(n))
+  return others.length === 0 ? undefined : `this token reads the registry and node ${nodes} only, not node ${others.join(', ')}`
 }
 
 /** A new random token and the tokens file entry that admits it (`npm run token`). */

@@ -42,7 +42,10 @@ export async function tryNeedsOfAce (page: Page, url: string): Promise<{ operati
   const operation = page.locator('#operations-provisioning-listNeeds')
   await operation.locator('.opblock-summary').click({ timeout: 20_000 })
   await operation.getByRole('button', { name: 'Try it out' }).click({ timeout: 10_000 })
-  await operation.locator('tr[data-param-name="node"] input').fill('ace')
+  // node takes several values: Swagger UI shows a list, each item added by its button.
+  const node = operation.locator('tr[data-param-name="node"]')
+  await node.getByRole('button', { name: 'Add string item' }).click()
+  await node.locator('input').fill('ace')
   return {
     operation,
     execute: async () => { await operation.getByRole('button', { name: 'Execute' }).click() },

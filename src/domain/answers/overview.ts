@@ -52,7 +52,7 @@ export function isoNanos ({ ms, nanos }: Instant): string {
 /** Whether a filter keeps a row's field value (the Query's filter, whatever it holds). */
 function keeps (filter: OverviewQuery['filter'], field: string, value: string): boolean {
   const wanted = filter[field]
-  return wanted === undefined || wanted === value
+  return wanted === undefined || wanted.includes(value)
 }
 
 /** The three buckets' contents as one answer reads them. */
@@ -138,7 +138,7 @@ interface ModuleLine { module: string, state: ModuleState, json: string }
 
 /** The state of a node's keys in `contents`: while it holds, rows made from them are the same. */
 function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>): string {
-  const prefix = new Map([[0, node]])
+  const prefix = new Map([[0, [node]]])
   return contents.map((c) => c === undefined ? '' : `${c.revisionFor(prefix)}.${c.generation}`).join('-')
 }
 
@@ -183,7 +183,7 @@ export function createOverviews (views: Views): Overviews {
   function readState (query: OverviewQuery): string {
     const buckets = bucketsOf(query)
     const mesh = read(buckets)
-    const positions = new Map<number, string>()
+    const positions = new Map<number, readonly string[]>()
     if (query.filter['node'] !== undefined) positions.set(0, query.filter['node'])
     if (query.filter['module'] !== undefined && positions.size > 0) positions.set(1, query.filter['module'])
     // collect's second token is a collection, not a module: only the node narrows it.
@@ -259,13 +259,13 @@ export function createOverviews (views: Views): Overviews {
       return { query, version: () => now().version, answer: now }
     },
     node (node) {
-      const query: OverviewQuery = { what: 'nodes', filter: { node } }
+      const query: OverviewQuery = { what: 'nodes', filter: { node: [node] } }
       const json = nodeRow(read(bucketsOf(query)), node)
       if (json === undefined) throw noNode(node)
       return { json, version: digest(json) }
     },
     module (node, module) {
-      const query: OverviewQuery = { what: 'modules', filter: { node, module } }
+      const query: OverviewQuery = { what: 'modules', filter: { node: [node], module: [module] } }
       const m = moduleLines(read(bucketsOf(query)), node).find((x) => x.module === module)
       if (m === undefined) throw noModule(node, module)
       return { json: m.json, version: digest(m.json) }

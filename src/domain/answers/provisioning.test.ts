@@ -6,6 +6,7 @@ import type { KvEntry } from 'nats'
 import { keyOf, type What } from '../wire/key-shapes.js'
 import { generationOf, parseCursor } from '../wire/cursor.js'
 import { createProvisioning } from './provisioning.js'
+import type { Filter } from '../wire/request.js'
 import { Contents } from '../store/contents.js'
 import type { Views } from '../follow/views.js'
 
@@ -41,7 +42,7 @@ describe('needs', () => {
   const p = provisioningOver('needs', c)
 
   test('the answer document, sorted by key, with every field', () => {
-    const a = parse(p.ask({ what: 'needs', filter: { node: 'n1', module: 'gitea' } }).json)
+    const a = parse(p.ask({ what: 'needs', filter: { node: ['n1'], module: ['gitea'] } }).json)
     expect(a).toMatchObject({ what: 'needs', bucket: 'mesh-provisioner_needs', revision: last, total: 4, stale: false })
     expect(a.entries.map((e) => e['key'])).toEqual(['n1.gitea.bin.x', 'n1.gitea.port.x', 'n1.gitea.secret.x', 'n1.gitea.text.x'])
     expect(a.entries[1]).toEqual({ key: 'n1.gitea.port.x', node: 'n1', module: 'gitea', kind: 'port', name: 'x', value: { n: 'n1' }, revision: expect.any(Number), updated: '2026-11-29T09:40:00.000Z' })
@@ -53,26 +54,26 @@ describe('needs', () => {
   })
 
   test('sorting is by the key text: n1-b sorts before n1.', () => {
-    const a = parse(p.ask({ what: 'needs', filter: { kind: 'secret' } }).json)
+    const a = parse(p.ask({ what: 'needs', filter: { kind: ['secret'] } }).json)
     expect(a.entries.map((e) => e['key'])).toEqual(['n1-b.gitea.secret.x', 'n1-b.mail.secret.x', 'n1.gitea.secret.x', 'n2.gitea.secret.x', 'n2.mail.secret.x'])
   })
 
   test('deleted keys are not entries', () => {
-    expect(parse(p.ask({ what: 'needs', filter: { node: 'n1', module: 'mail' } }).json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.x'])
+    expect(parse(p.ask({ what: 'needs', filter: { node: ['n1'], module: ['mail'] } }).json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.x'])
   })
 
   test('out-of-shape keys are listed unless a token they have contradicts the filter', () => {
-    const keys = (filter: Record<string, string>) => parse(p.ask({ what: 'needs', filter }).json).outOfShape.map((o) => o['key'])
+    const keys = (filter: Filter) => parse(p.ask({ what: 'needs', filter }).json).outOfShape.map((o) => o['key'])
     expect(keys({})).toEqual(['n1.gitea', 'n2.mail.secret'])
-    expect(keys({ node: 'n1' })).toEqual(['n1.gitea'])
-    expect(keys({ node: 'n2', kind: 'secret' })).toEqual(['n2.mail.secret'])
-    expect(keys({ node: 'n1', kind: 'secret' })).toEqual(['n1.gitea'])
-    expect(keys({ module: 'mail' })).toEqual(['n2.mail.secret'])
+    expect(keys({ node: ['n1'] })).toEqual(['n1.gitea'])
+    expect(keys({ node: ['n2'], kind: ['secret'] })).toEqual(['n2.mail.secret'])
+    expect(keys({ node: ['n1'], kind: ['secret'] })).toEqual(['n1.gitea'])
+    expect(keys({ module: ['mail'] })).toEqual(['n2.mail.secret'])
     expect(parse(p.ask({ what: 'needs', filter: {} }).json).outOfShape[0]).toEqual({ key: 'n1.gitea', revision: expect.any(Number), reason: 'needs keys are <node>.<module>.<kind>.<name>: this one has 2 tokens' })
   })
 
   test('limit cuts and next continues, every key exactly once', () => {
-    for (const filter of [{}, { kind: 'secret' }, { node: 'n1' }, { node: 'n1', kind: 'port' }] as Array<Record<string, string>>) {
+    for (const filter of [{}, { kind: ['secret'] }, { node: ['n1'] }, { node: ['n1'], kind: ['port'] }] as Filter[]) {
       const all = parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
       const seen: unknown[] = []
       let after: string | undefined
@@ -121,12 +122,12 @@ describe('collect', () => {
   const p = provisioningOver('collect', c)
 
   test('narrowed by the decoded collection name and the contributor', () => {
-    const a = parse(p.ask({ what: 'collect', filter: { collection: 'shell:zsh:normal', contributor: 'gitea' } }).json)
+    const a = parse(p.ask({ what: 'collect', filter: { collection: ['shell:zsh:normal'], contributor: ['gitea'] } }).json)
     expect(a.entries).toEqual([{ key: 'n1.shell=3Azsh=3Anormal.gitea', node: 'n1', collection: 'shell:zsh:normal', contributor: 'gitea', value: {}, revision: expect.any(Number), updated: expect.any(String) }])
     // Its collection token "shell=3azsh" is not how shell:zsh:normal is written: a contradiction.
     expect(a.outOfShape).toEqual([])
-    expect(parse(p.ask({ what: 'collect', filter: { contributor: 'gitea' } }).json).outOfShape.map((o) => o['key'])).toEqual(['n1.shell=3azsh.gitea'])
-    expect(parse(p.ask({ what: 'collect', filter: { contributor: 'mail' } }).json).outOfShape).toEqual([])
+    expect(parse(p.ask({ what: 'collect', filter: { contributor: ['gitea'] } }).json).outOfShape.map((o) => o['key'])).toEqual(['n1.shell=3azsh.gitea'])
+    expect(parse(p.ask({ what: 'collect', filter: { contributor: ['mail'] } }).json).outOfShape).toEqual([])
   })
 })
 
@@ -137,21 +138,21 @@ describe('changes after the snapshot', () => {
   put(c, 'n1.gitea.odd', '{}')
   c.buildIndexes()
   const p = provisioningOver('needs', c)
-  const keysOf = (filter: Record<string, string>): unknown[] => parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
+  const keysOf = (filter: Filter): unknown[] => parse(p.ask({ what: 'needs', filter }).json).entries.map((e) => e['key'])
 
   test('an update replaces the value and keeps the key in every index it was in', () => {
     put(c, key, '{"v":2}')
-    for (const filter of [{}, { node: 'n1' }, { module: 'gitea' }, { kind: 'secret' }, { node: 'n1', module: 'gitea' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) {
+    for (const filter of [{}, { node: ['n1'] }, { module: ['gitea'] }, { kind: ['secret'] }, { node: ['n1'], module: ['gitea'] }, { node: ['n1'], kind: ['secret'] }] as Filter[]) {
       expect(keysOf(filter)).toContain(key)
     }
-    expect(parse(p.ask({ what: 'needs', filter: { kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
+    expect(parse(p.ask({ what: 'needs', filter: { kind: ['secret'] } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 2 }, revision })])
   })
 
   test('a delete takes the key out of every index, and a put brings it back', () => {
     put(c, key, '', 'DEL')
-    for (const filter of [{}, { node: 'n1' }, { kind: 'secret' }, { node: 'n1', kind: 'secret' }] as Array<Record<string, string>>) expect(keysOf(filter)).not.toContain(key)
+    for (const filter of [{}, { node: ['n1'] }, { kind: ['secret'] }, { node: ['n1'], kind: ['secret'] }] as Filter[]) expect(keysOf(filter)).not.toContain(key)
     put(c, key, '{"v":3}')
-    expect(parse(p.ask({ what: 'needs', filter: { node: 'n1', kind: 'secret' } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
+    expect(parse(p.ask({ what: 'needs', filter: { node: ['n1'], kind: ['secret'] } }).json).entries).toEqual([expect.objectContaining({ key, value: { v: 3 } })])
   })
 
   test('an out-of-shape key is updated and deleted in place', () => {
@@ -199,21 +200,21 @@ test('a repeated question is answered from the last build until the bucket moves
   c.buildIndexes()
   const view = { read: () => c, stale: false }
   const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
-  const first = p.ask({ what: 'applied', filter: { node: 'n1' } })
-  expect(p.ask({ what: 'applied', filter: { node: 'n1' } })).toBe(first)
-  expect(p.ask({ what: 'applied', filter: { node: 'n1' }, limit: 1 })).not.toBe(first)
+  const first = p.ask({ what: 'applied', filter: { node: ['n1'] } })
+  expect(p.ask({ what: 'applied', filter: { node: ['n1'] } })).toBe(first)
+  expect(p.ask({ what: 'applied', filter: { node: ['n1'] }, limit: 1 })).not.toBe(first)
   put(c, 'n1.b', '{}')
-  const moved = p.ask({ what: 'applied', filter: { node: 'n1' } })
+  const moved = p.ask({ what: 'applied', filter: { node: ['n1'] } })
   expect(parse(moved.json).entries.map((e) => e['key'])).toEqual(['n1.a', 'n1.b'])
   view.stale = true
-  expect(parse(p.ask({ what: 'applied', filter: { node: 'n1' } }).json).stale).toBe(true)
+  expect(parse(p.ask({ what: 'applied', filter: { node: ['n1'] } }).json).stale).toBe(true)
 })
 
 describe('since: the changes after a cursor', () => {
   const ops = fc.array(fc.tuple(fc.constantFrom('PUT', 'DEL', 'PURGE'), fc.constantFrom('n1.a', 'n1.b', 'n2.a', 'n2.b', 'n1'), fc.nat(9)), { maxLength: 40 })
 
   test('applied to the state at the cursor, they give the state now, deletions included, and nothing else', () => {
-    fc.assert(fc.property(ops, ops, fc.constantFrom<Record<string, string>>({}, { node: 'n1' }, { module: 'b' }), fc.integer({ min: 1, max: 3 }), (before, after, filter, limit) => {
+    fc.assert(fc.property(ops, ops, fc.constantFrom<Filter>({}, { node: ['n1'] }, { module: ['b'] }), fc.integer({ min: 1, max: 3 }), (before, after, filter, limit) => {
       const c = new Contents('applied', CREATED)
       const model = new Map<string, string>()
       const play = (list: typeof before): void => {
@@ -226,7 +227,7 @@ describe('since: the changes after a cursor', () => {
       play(before)
       c.buildIndexes()
       const p = provisioningOver('applied', c)
-      const keeps = (key: string): boolean => Object.entries(filter).every(([f, v]) => key.split('.')[f === 'node' ? 0 : 1] === undefined || key.split('.')[f === 'node' ? 0 : 1] === v)
+      const keeps = (key: string): boolean => Object.entries(filter).every(([f, v]) => key.split('.')[f === 'node' ? 0 : 1] === undefined || v.includes(key.split('.')[f === 'node' ? 0 : 1] as string))
       let cursor = parse(p.ask({ what: 'applied', filter }).json).cursor as string
       // What a client holds: entries with their values, out-of-shape keys (no dot here) as present.
       const visible = (): Map<string, string> => new Map([...model].filter(([k]) => keeps(k)).map(([k, v]) => [k, k.includes('.') ? v : '{}']))
@@ -308,14 +309,14 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     put(c, 'gone.m.secret.c', '', 'DEL')
     c.buildIndexes()
     const p = provisioningOver('needs', c)
-    const ace = { what: 'needs' as const, filter: { node: 'ace' } }
+    const ace = { what: 'needs' as const, filter: { node: ['ace'] } }
     const before = { version: p.version(ace), answer: parse(p.ask(ace).json) }
     put(c, 'bob.m.secret.b', '{"v":2}')
     put(c, 'bob.m.secret.new', '{}')
     put(c, 'bob.m.secret.new', '', 'DEL')
     expect(p.version(ace)).toBe(before.version)
     expect(parse(p.ask(ace).json)).toEqual(before.answer)
-    expect(parse(p.ask({ what: 'needs', filter: { node: 'bob' } }).json).revision).toBe(c.revision)
+    expect(parse(p.ask({ what: 'needs', filter: { node: ['bob'] } }).json).revision).toBe(c.revision)
     put(c, 'ace.m.secret.a', '{"v":2}')
     const updated = p.version(ace)
     expect(updated).not.toBe(before.version)
@@ -323,7 +324,7 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     put(c, 'ace.m.secret.a', '', 'DEL')
     expect(p.version(ace)).not.toBe(updated)
     expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, total: 0 })
-    expect(parse(p.ask({ what: 'needs', filter: { node: 'gone' } }).json).revision).toBeGreaterThan(0)
+    expect(parse(p.ask({ what: 'needs', filter: { node: ['gone'] } }).json).revision).toBeGreaterThan(0)
   })
 
   test('an out-of-shape key moves only the answers that may keep it: another node\'s leaves ace\'s alone', () => {
@@ -332,14 +333,14 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     put(c, 'bob.shell=3Azsh.m', '{}')
     c.buildIndexes()
     const p = provisioningOver('collect', c)
-    const ace = { what: 'collect' as const, filter: { node: 'ace' } }
-    const zsh = { what: 'collect' as const, filter: { node: 'ace', collection: 'shell:zsh' } }
+    const ace = { what: 'collect' as const, filter: { node: ['ace'] } }
+    const zsh = { what: 'collect' as const, filter: { node: ['ace'], collection: ['shell:zsh'] } }
     const before = { ace: p.version(ace), zsh: p.version(zsh) }
     put(c, 'bob.odd', '{}')
     put(c, 'bob.shell=3Azsh.m.extra', '{}')
     put(c, 'bob.odd', '', 'DEL')
     expect([p.version(ace), p.version(zsh)]).toEqual([before.ace, before.zsh])
-    expect(parse(p.ask({ what: 'collect', filter: { node: 'bob' } }).json).revision).toBe(c.revision)
+    expect(parse(p.ask({ what: 'collect', filter: { node: ['bob'] } }).json).revision).toBe(c.revision)
     // Kept by ace (no token of it contradicts node=ace): ace's answer moves; ace's zsh answer keeps it too.
     put(c, 'ace', '{}')
     expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, outOfShape: [{ key: 'ace' }] })
@@ -359,7 +360,7 @@ describe('snapshot pages', () => {
     put(c, 'n1.odd', '{}')
     c.buildIndexes()
     const p = provisioningOver('needs', c)
-    for (const filter of [{}, { node: 'n1' }, { node: 'n1', name: 'k3' }] as Array<Record<string, string>>) {
+    for (const filter of [{}, { node: ['n1'] }, { node: ['n1'], name: ['k3'] }] as Filter[]) {
       const keys: string[] = []
       let after: string | undefined
       for (let page = 0; page < 10; page++) {
@@ -384,7 +385,7 @@ describe('a question asked again', () => {
     const view = { read: () => contents, stale: false }
     let contents = c
     const p = createProvisioning({ byWhat: { needs: view } } as unknown as Views)
-    const query = { what: 'needs' as const, filter: { node: 'n1' } }
+    const query = { what: 'needs' as const, filter: { node: ['n1'] } }
     const q = p.question(query, { maxBytes: 4096 })
     const same = (): void => {
       expect(q.version()).toBe(p.version(query))
@@ -406,6 +407,81 @@ describe('a question asked again', () => {
     expect(contents.revision).toBe(c.revision)
     same()
     expect(parse(q.answer().json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.p'])
+  })
+})
+
+describe('several values per filter field (SPEC §4)', () => {
+  const NODES = ['a', 'b', 'c']
+  const MODULES = ['m', 'n']
+  const KINDS = ['k', 'l']
+  const keyArb = fc.oneof(
+    fc.tuple(fc.constantFrom(...NODES), fc.constantFrom(...MODULES), fc.constantFrom(...KINDS), fc.constantFrom('x', 'y')).map((t) => t.join('.')),
+    fc.constantFrom('a.m', 'b', 'c.n.k', 'z.m.k.x.y', 'a b.m.k.x')
+  )
+  const valuesArb = (values: string[]) => fc.option(fc.subarray(values, { minLength: 1 }), { nil: undefined })
+  const filterArb = fc.record({ node: valuesArb(NODES), module: valuesArb(MODULES), kind: valuesArb(KINDS) }).map((f) =>
+    Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as Filter)
+
+  test('keep what any value keeps, in key order, paged and counted as a one-value filter is; the revision and version are the union\'s', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(keyArb, fc.boolean()), { minLength: 1, maxLength: 40 }), fc.array(fc.tuple(keyArb, fc.boolean()), { maxLength: 10 }), filterArb, fc.integer({ min: 1, max: 4 }), (load, later, filter, limit) => {
+      const c = new Contents('needs', CREATED)
+      const model = new Map<string, number>()
+      const play = (ops: Array<[string, boolean]>): void => {
+        for (const [key, del] of ops) {
+          put(c, key, del ? '' : '{}', del ? 'DEL' : 'PUT')
+          model.set(key, revision)
+          if (del) model.delete(key)
+        }
+      }
+      play(load)
+      c.buildIndexes()
+      play(later)
+      const p = provisioningOver('needs', c)
+      const order = ['node', 'module', 'kind', 'name']
+      const fits = (key: string): boolean => /^[a-z]\.[a-z]\.[a-z]\.[a-z]$/.test(key)
+      const kept = (key: string): boolean => Object.entries(filter).every(([f, values]) => {
+        const token = key.split('.')[order.indexOf(f)]
+        return fits(key) ? values.includes(token as string) : token === undefined || values.includes(token)
+      })
+      const entries = [...model.keys()].filter((k) => fits(k) && kept(k)).sort()
+      const odd = [...model.keys()].filter((k) => !fits(k) && kept(k)).sort()
+      const first = parse(p.ask({ what: 'needs', filter }).json)
+      expect(first.entries.map((e) => e['key'])).toEqual(entries)
+      expect(first.outOfShape.map((o) => o['key'])).toEqual(odd)
+      expect(first.total).toBe(entries.length)
+      // Every key the filter keeps, present or deleted, is at or before the answer's revision.
+      for (const [key, rev] of model) if (kept(key)) expect(first.revision).toBeGreaterThanOrEqual(rev)
+      const pages: unknown[] = []
+      let after: string | undefined
+      for (let i = 0; i <= entries.length; i++) {
+        const a = parse(p.ask({ what: 'needs', filter, limit, ...(after === undefined ? {} : { after }) }).json)
+        pages.push(...a.entries.map((e) => e['key']))
+        expect(a.total).toBe(entries.length)
+        if (a.next === undefined) break
+        after = a.next
+      }
+      expect(pages).toEqual(entries)
+      const snapshot = p.snapshot({ what: 'needs', filter }, undefined, 1000)
+      expect([snapshot.entries.length, snapshot.total, snapshot.cursor]).toEqual([entries.length, entries.length, first.cursor])
+      // A write on another node moves neither the revision nor the version of a node filter.
+      put(c, 'q.q.q.q', '{}')
+      const before = p.version({ what: 'needs', filter })
+      put(c, 'q.q.q.r', '{}')
+      if (Object.keys(filter).join() === 'node') expect(p.version({ what: 'needs', filter })).toBe(before)
+    }), { numRuns: 300 })
+  })
+
+  test('the union of the values\' sets, in key order', () => {
+    const c = new Contents('needs', CREATED)
+    for (const key of ['a.m.k.x', 'b.m.k.x', 'a.n.l.y', 'a.odd']) put(c, key, '{}')
+    c.buildIndexes()
+    const p = provisioningOver('needs', c)
+    const both = p.ask({ what: 'needs', filter: { node: ['a', 'b'] } }).json
+    expect(parse(both).entries.map((e) => e['key'])).toEqual(['a.m.k.x', 'a.n.l.y', 'b.m.k.x'])
+    expect(parse(both).outOfShape.map((o) => o['key'])).toEqual(['a.odd'])
+    // Every in-shape key of node a has module m or n; its out-of-shape key's module token is neither.
+    const a = parse(p.ask({ what: 'needs', filter: { node: ['a'], module: ['m', 'n'] } }).json)
+    expect([a.entries, a.outOfShape]).toEqual([parse(p.ask({ what: 'needs', filter: { node: ['a'] } }).json).entries, []])
   })
 })
 
@@ -445,7 +521,7 @@ describe('held requests', () => {
     const gone = new AbortController()
     const woken: string[] = []
     const held = Array.from({ length: 300 }, async (_, i) => {
-      await p.changed([{ what: 'needs', filter: { node: `n${i}` }, since: cursor }], 60_000, gone.signal)
+      await p.changed([{ what: 'needs', filter: { node: [`n${i}`] }, since: cursor }], 60_000, gone.signal)
       woken.push(`n${i}`)
     })
     const read = vi.spyOn(c, 'changesSince')
@@ -474,8 +550,8 @@ describe('held requests', () => {
     c.buildIndexes()
     const { p, signal } = followed(c)
     let woken = 0
-    const ace = p.changed([{ what: 'needs', filter: { node: 'ace' } }], 60_000).then(() => woken++)
-    const all = p.changed([{ what: 'needs', filter: { node: 'zed' } }], 60_000).then(() => woken++)
+    const ace = p.changed([{ what: 'needs', filter: { node: ['ace'] } }], 60_000).then(() => woken++)
+    const all = p.changed([{ what: 'needs', filter: { node: ['zed'] } }], 60_000).then(() => woken++)
     put(c, 'ace.m.secret.b', '{}')
     signal('change')
     await ace
@@ -492,8 +568,8 @@ describe('held requests', () => {
     c.buildIndexes()
     const { p } = followed(c)
     // node+name has no index of its own: the node's range gives its revision, so any change on ace may move it.
-    expect(p.moves({ what: 'needs', filter: { node: 'ace', name: 'a' } })).toEqual({ what: 'needs', filter: { node: 'ace' } })
-    expect(p.moves({ what: 'needs', filter: { node: 'ace', kind: 'secret' } })).toEqual({ what: 'needs', filter: { node: 'ace', kind: 'secret' } })
+    expect(p.moves({ what: 'needs', filter: { node: ['ace'], name: ['a'] } })).toEqual({ what: 'needs', filter: { node: ['ace'] } })
+    expect(p.moves({ what: 'needs', filter: { node: ['ace'], kind: ['secret'] } })).toEqual({ what: 'needs', filter: { node: ['ace'], kind: ['secret'] } })
     expect(p.moves({ what: 'needs', filter: {} })).toEqual({ what: 'needs', filter: {} })
   })
 })

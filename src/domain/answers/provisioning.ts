@@ -9,9 +9,9 @@ import { Waiters, type Waiter } from './waiters.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
-import type { Query } from '../wire/request.js'
+import type { Filter, Query } from '../wire/request.js'
 import { entryHead, type StoredEntry } from '../store/entry.js'
-import type { Contents, OutOfShapeEntry } from '../store/contents.js'
+import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { Views } from '../follow/views.js'
 
@@ -164,28 +164,37 @@ const SETTLE_MS = 2000
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
 export interface Narrowing {
-  positions: Map<number, string>
+  positions: FieldValues
   matches: (fields: readonly string[]) => boolean
   keepsTokens: (tokens: readonly string[]) => boolean
 }
 
-export function narrowing (what: What, filter: Record<string, string>): Narrowing {
-  const positions = new Map<number, string>()
-  const tokens: Array<[number, string]> = []
+/** Whether `value` is one of `values`: a field's one value, or a set of several. */
+type Kept = string | ReadonlySet<string>
+const keeps = (kept: Kept, value: string | undefined): boolean => typeof kept === 'string' ? value === kept : value !== undefined && kept.has(value)
+const keptOf = (values: readonly string[]): Kept => values.length === 1 ? values[0] as string : new Set(values)
+
+export function narrowing (what: What, filter: Filter): Narrowing {
+  const positions = new Map<number, readonly string[]>()
+  const fields: Array<[number, Kept]> = []
+  const tokens: Array<[number, Kept]> = []
   FIELDS[what].forEach((f, i) => {
-    const v = filter[f]
-    if (v === undefined) return
-    positions.set(i, v)
-    tokens.push([i, tokenOf(f, v)])
+    const values = filter[f]
+    if (values === undefined) return
+    positions.set(i, values)
+    fields.push([i, keptOf(values)])
+    tokens.push([i, keptOf(values.map((v) => tokenOf(f, v)))])
   })
   return {
     positions,
-    matches: (fields) => {
-      for (const [p, v] of positions) if (fields[p] !== v) return false
+    matches: (have) => {
+      for (const [p, kept] of fields) if (!keeps(kept, have[p])) return false
       return true
     },
-    // An out-of-shape key is left out only when a token it does have contradicts the filter.
-    keepsTokens: (have) => tokens.every(([p, t]) => have[p] === undefined || have[p] === t)
+    // An out-of-shape key is left out only when a token it does have is none of the filter's. A
+    // key always has a first token, so a node filter (a scoped token's too) keeps only the
+    // out-of-shape keys that start with one of its nodes.
+    keepsTokens: (have) => tokens.every(([p, kept]) => have[p] === undefined || keeps(kept, have[p]))
   }
 }
 
@@ -260,12 +269,13 @@ function * changesAfter (contents: Contents, what: What, n: Narrowing, since: nu
 }
 
 /** The waiters' index of a filter: the key tokens it asks at its first field, when it asks any. */
-function indexOf (what: What, filter: Record<string, string>): Waiter['index'] {
+function indexOf (what: What, filter: Filter): Waiter['index'] {
   const fields = FIELDS[what]
   const position = fields.findIndex((f) => filter[f] !== undefined)
   if (position === -1) return undefined
   const field = fields[position] as string
-  return { position, tokens: [tokenOf(field, filter[field] as string)] }
+  // Several values: indexed under each, so that a change of any of them looks at the waiter.
+  return { position, tokens: (filter[field] as readonly string[]).map((v) => tokenOf(field, v)) }
 }
 
 export function createProvisioning (views: Views): Provisioning {
@@ -527,7 +537,7 @@ export function createProvisioning (views: Views): Provisioning {
       const { contents } = read(query)
       const positions = contents.governing(narrowing(query.what, query.filter).positions)
       const fields = FIELDS[query.what]
-      return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as string])) }
+      return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
     },
     changes (query, limit) {
       const { contents } = read(query)

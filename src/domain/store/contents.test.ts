@@ -3,7 +3,7 @@
 
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { Contents, type KvChange } from './contents.js'
+import { Contents, type FieldValues, type KvChange } from './contents.js'
 import type { KeySet } from './sorted-keys.js'
 
 const created = new Date(Date.UTC(2026, 10, 29, 9, 40))
@@ -19,9 +19,12 @@ function feeder (c: Contents) {
 const keysOf = (c: Contents, set: KeySet): string[] => Array.from({ length: set.size }, (_, i) => c.entries.keys.keyAt(set.slotAt(i)))
 const oddKeysOf = (c: Contents): string[] => Array.from({ length: c.oddKeys.size }, (_, i) => c.oddKeys.at(i) as string)
 
+/** A filter of field positions, each with one value or several. */
+const valuesAt = (filter: Array<[number, string | string[]]>): FieldValues => new Map(filter.map(([p, v]) => [p, typeof v === 'string' ? [v] : v]))
+
 /** The keys of the narrowest candidate set for a filter of field positions, and whether it is exact. */
-function candidates (c: Contents, filter: Array<[number, string]>): [string[], boolean] {
-  const { set, exact } = c.candidates(new Map(filter))
+function candidates (c: Contents, filter: Array<[number, string | string[]]>): [string[], boolean] {
+  const { set, exact } = c.candidates(valuesAt(filter))
   return [keysOf(c, set), exact]
 }
 
@@ -124,16 +127,16 @@ describe('indexes', () => {
     expect(candidates(c, [[0, 'n-1'], [1, 'a']])).toEqual([['n-1.a.b.k', 'n-1.a.k.x'], true])
     expect(candidates(c, [[0, 'n-1.a']])).toEqual([[], true])
     expect(candidates(c, [[0, 'n-1'], [1, 'a.b']])).toEqual([[], true])
-    expect(c.revisionFor(new Map([[0, 'n-10']]))).toBe(2)
-    expect(c.revisionFor(new Map([[0, 'n-1'], [1, 'a']]))).toBe(4)
+    expect(c.revisionFor(valuesAt([[0, 'n-10']]))).toBe(2)
+    expect(c.revisionFor(valuesAt([[0, 'n-1'], [1, 'a']]))).toBe(4)
     const gone = put('n-10.a.k.y', '', 'DEL')
     put('n-1.a-b.k.z', '{"v":2}')
     expect(candidates(c, [[0, 'n-10']])).toEqual([[], true])
     // An emptied node keeps the revision of the change that emptied it; the other node moves alone.
-    expect(c.revisionFor(new Map([[0, 'n-10']]))).toBe(gone)
-    expect(c.revisionFor(new Map([[0, 'n-1'], [1, 'a']]))).toBe(4)
-    expect(c.revisionFor(new Map([[0, 'n-9']]))).toBe(0)
-    const { set } = c.candidates(new Map([[0, 'n-1']]))
+    expect(c.revisionFor(valuesAt([[0, 'n-10']]))).toBe(gone)
+    expect(c.revisionFor(valuesAt([[0, 'n-1'], [1, 'a']]))).toBe(4)
+    expect(c.revisionFor(valuesAt([[0, 'n-9']]))).toBe(0)
+    const { set } = c.candidates(valuesAt([[0, 'n-1']]))
     expect([set.upperBound(''), set.upperBound('n-1.a.b.k'), set.upperBound('n-2')]).toEqual([0, 2, 3])
   })
 
@@ -144,7 +147,7 @@ describe('indexes', () => {
     put('n2.a.k.x')
     c.buildIndexes()
     for (let i = 0; i < 1000; i++) {
-      expect(c.revisionFor(new Map([[0, `absent-${i}`]]))).toBe(0)
+      expect(c.revisionFor(valuesAt([[0, `absent-${i}`]]))).toBe(0)
       expect(candidates(c, [[0, `absent-${i}`], [1, 'a']])).toEqual([[], true])
     }
     expect(candidates(c, [[0, 'n1']])).toEqual([['n1.a.k.x'], true])

@@ -6,7 +6,7 @@ import { FIELDS, fieldsOf, isDecoded, parseKey, tokenOf, type What } from '../wi
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
-import { KeyRange, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
+import { KeyRange, KeyUnion, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 import { Tally } from './tally.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
@@ -39,6 +39,26 @@ const INDEXES: Record<What, number[][]> = {
 
 const SEP = '\u0000'
 const NONE: readonly number[] = []
+
+/**
+ * An index over several fields is read for several values only while the values' combinations
+ * (one set each) are at most this many; beyond, a narrower index or the checked scan answers.
+ */
+const MAX_PARTS = 100
+
+/** A filter as the store reads it: the values each narrowed field position keeps (distinct; one or more). */
+export type FieldValues = ReadonlyMap<number, readonly string[]>
+
+/** The index values of `positions` that `filter` keeps: one per combination of its values; undefined beyond MAX_PARTS. */
+function indexValues (positions: readonly number[], filter: FieldValues): readonly string[] | undefined {
+  let values = filter.get(positions[0] as number) as readonly string[]
+  for (let i = 1; i < positions.length; i++) {
+    const more = filter.get(positions[i] as number) as readonly string[]
+    if (values.length * more.length > MAX_PARTS) return undefined
+    values = values.flatMap((v) => more.map((m) => `${v}${SEP}${m}`))
+  }
+  return values
+}
 
 /**
  * Whether an index's fields lead the key (node; node and module) and are written as they are: its
@@ -248,13 +268,15 @@ export class Contents {
   }
 
   /** The last revision of an out-of-shape key a filter on `filter`'s fields may keep (see oddAt). */
-  private oddRevisionFor (filter: ReadonlyMap<number, string>): number {
+  private oddRevisionFor (filter: FieldValues): number {
     if (!this.oddSeen) return 0
     let revision = Infinity
-    for (const [p, value] of filter) {
+    for (const [p, values] of filter) {
       const at = this.oddAt[p]
       if (at === undefined) continue
-      revision = Math.min(revision, Math.max(at.none, at.byToken.get(tokenOf(FIELDS[this.what][p] as string, value)) ?? 0))
+      let kept = at.none
+      for (const value of values) kept = Math.max(kept, at.byToken.get(tokenOf(FIELDS[this.what][p] as string, value)) ?? 0)
+      revision = Math.min(revision, kept)
     }
     return revision === Infinity ? 0 : revision
   }
@@ -288,7 +310,7 @@ export class Contents {
    * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
    * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
-  revisionFor (filter: ReadonlyMap<number, string>): number {
+  revisionFor (filter: FieldValues): number {
     if (filter.size === 0) return this.revision
     return Math.max(this.candidates(filter).set.revision, this.oddRevisionFor(filter), this.expiredBefore)
   }
@@ -348,22 +370,37 @@ export class Contents {
 
   /**
    * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
-   * position), and whether every key in it matches (then no entry need be checked).
+   * position), and whether every key in it matches (then no entry need be checked). For several
+   * values, an index's sets of each are one set: their union in key order, moved by any of them.
    */
-  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean, positions: readonly number[] } {
+  candidates (filter: FieldValues): { set: KeySet, exact: boolean, positions: readonly number[] } {
     let best: { set: KeySet, exact: boolean, positions: readonly number[] } = { set: this.all as KeySet, exact: filter.size === 0, positions: NONE }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
-      const value = positions.map((p) => filter.get(p)).join(SEP)
-      const revisions = this.prefixes.get(positions)
-      const revision = revisions?.get(value)
-      const set = revisions !== undefined
-        ? revision === undefined ? this.none : this.range(value, revision)
-        : this.indexes.get(positions)?.get(value) ?? this.none
+      const values = indexValues(positions, filter)
+      if (values === undefined) continue
+      const set = values.length === 1 ? this.setOf(positions, values[0] as string) : this.union(positions, values)
       const exact = positions.length === filter.size
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact, positions }
     }
     return best
+  }
+
+  /** The set of one index value. */
+  private setOf (positions: readonly number[], value: string): KeySet {
+    const revisions = this.prefixes.get(positions)
+    const revision = revisions?.get(value)
+    return revisions !== undefined
+      ? revision === undefined ? this.none : this.range(value, revision)
+      : this.indexes.get(positions)?.get(value) ?? this.none
+  }
+
+  /** The sets of several values of one index, as one: they are disjoint, since a key has one value a field. */
+  private union (positions: readonly number[], values: readonly string[]): KeySet {
+    const sets = values.map((v) => this.setOf(positions, v))
+    // An emptied set keeps its revision, which the union's answer reflects too.
+    const revision = sets.reduce((r, set) => Math.max(r, set.revision), 0)
+    return new KeyUnion(this.entries.keys, sets.filter((set) => set.size > 0), revision)
   }
 
   /**
@@ -391,7 +428,7 @@ export class Contents {
    * it reads (its revision moves with any key of that set's value), and the out-of-shape keys a
    * filter on them keeps are a superset of those `filter` keeps.
    */
-  governing (filter: ReadonlyMap<number, string>): readonly number[] {
+  governing (filter: FieldValues): readonly number[] {
     return filter.size === 0 ? NONE : this.candidates(filter).positions
   }
 

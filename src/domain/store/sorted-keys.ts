@@ -128,3 +128,64 @@ export class KeyRange implements KeySet {
     return Math.min(Math.max(this.set.upperBound(key), this.lo), this.hi) - this.lo
   }
 }
+
+/**
+ * The union of disjoint sets (one index's sets of several values) in key order, read by merging
+ * them: reading positions in ascending order, from 0 or from the position `upperBound` gave, costs
+ * a comparison of the parts' next keys a position; going back merges again from the start.
+ */
+export class KeyUnion implements KeySet {
+  readonly size: number
+  /** Each part's position of the key at `at`, and those keys. */
+  private readonly heads: number[]
+  private readonly headKeys: Array<string | undefined>
+  private at = 0
+
+  constructor (private readonly keys: KeysBySlot, private readonly parts: readonly KeySet[], readonly revision: number) {
+    this.size = parts.reduce((n, part) => n + part.size, 0)
+    this.heads = parts.map(() => 0)
+    this.headKeys = parts.map((part) => part.size > 0 ? keys.keyAt(part.slotAt(0)) : undefined)
+  }
+
+  upperBound (key: string): number {
+    let position = 0
+    for (let j = 0; j < this.parts.length; j++) position += this.move(j, (this.parts[j] as KeySet).upperBound(key))
+    this.at = position
+    return position
+  }
+
+  slotAt (i: number): number {
+    if (i < this.at) {
+      for (let j = 0; j < this.parts.length; j++) this.move(j, 0)
+      this.at = 0
+    }
+    for (;;) {
+      const j = this.least()
+      if (this.at === i) return (this.parts[j] as KeySet).slotAt(this.heads[j] as number)
+      this.move(j, (this.heads[j] as number) + 1)
+      this.at++
+    }
+  }
+
+  /** The part whose next key is the least. */
+  private least (): number {
+    let best = -1
+    let bestKey: string | undefined
+    for (let j = 0; j < this.headKeys.length; j++) {
+      const key = this.headKeys[j]
+      if (key !== undefined && (bestKey === undefined || key < bestKey)) {
+        best = j
+        bestKey = key
+      }
+    }
+    return best
+  }
+
+  /** Moves part `j` to its position `to`; gives `to`. */
+  private move (j: number, to: number): number {
+    const part = this.parts[j] as KeySet
+    this.heads[j] = to
+    this.headKeys[j] = to < part.size ? this.keys.keyAt(part.slotAt(to)) : undefined
+    return to
+  }
+}

@@ -5,12 +5,12 @@ import { readParameters, readQuery } from './request.js'
 describe('readQuery reads', () => {
   test.each([
     [{}, { what: 'registry', filter: {} }],
-    [{ what: 'registry', kind: 'secret' }, { what: 'registry', filter: { kind: 'secret' } }],
-    [{ what: 'needs', node: 'n1', module: 'gitea', kind: 'secret', limit: 5 }, { what: 'needs', filter: { node: 'n1', module: 'gitea', kind: 'secret' }, limit: 5 }],
-    [{ what: 'applied', node: 'n1', after: 'n1.a' }, { what: 'applied', filter: { node: 'n1' }, after: 'n1.a' }],
-    [{ what: 'collect', module: 'gitea', collection: 'shell:zsh:normal' }, { what: 'collect', filter: { contributor: 'gitea', collection: 'shell:zsh:normal' } }],
-    [{ what: 'collect', contributor: 'gitea', module: 'gitea' }, { what: 'collect', filter: { contributor: 'gitea' } }],
-    [{ what: 'needs', kind: 'secret', name: 'forge-account' }, { what: 'needs', filter: { kind: 'secret', name: 'forge-account' } }]
+    [{ what: 'registry', kind: 'secret' }, { what: 'registry', filter: { kind: ['secret'] } }],
+    [{ what: 'needs', node: 'n1', module: 'gitea', kind: 'secret', limit: 5 }, { what: 'needs', filter: { node: ['n1'], module: ['gitea'], kind: ['secret'] }, limit: 5 }],
+    [{ what: 'applied', node: 'n1', after: 'n1.a' }, { what: 'applied', filter: { node: ['n1'] }, after: 'n1.a' }],
+    [{ what: 'collect', module: 'gitea', collection: 'shell:zsh:normal' }, { what: 'collect', filter: { contributor: ['gitea'], collection: ['shell:zsh:normal'] } }],
+    [{ what: 'collect', contributor: 'gitea', module: 'gitea' }, { what: 'collect', filter: { contributor: ['gitea'] } }],
+    [{ what: 'needs', kind: 'secret', name: 'forge-account' }, { what: 'needs', filter: { kind: ['secret'], name: ['forge-account'] } }]
   ])('%j', (input, query) => {
     expect(readQuery(input)).toEqual(query)
   })
@@ -77,7 +77,7 @@ function refusalOf (read: () => unknown): unknown {
 describe('readParameters reads a query string as the verb reads the same fields', () => {
   test.each([
     [{}, { what: 'needs', filter: {} }],
-    [{ node: 'n1', limit: '5' }, { what: 'needs', filter: { node: 'n1' }, limit: 5 }],
+    [{ node: 'n1', limit: '5' }, { what: 'needs', filter: { node: ['n1'] }, limit: 5 }],
     [{ after: 'n1.a', limit: ' 7 ' }, { what: 'needs', filter: {}, after: 'n1.a', limit: 7 }]
   ])('%j', (parameters, query) => {
     expect(readParameters('needs', parameters, 'GET /v1/needs')).toEqual(query)
@@ -87,7 +87,7 @@ describe('readParameters reads a query string as the verb reads the same fields'
     [{ limit: '1.5' }, { what: 'needs', limit: 1.5 }],
     [{ limit: 'abc' }, { what: 'needs', limit: 'abc' }],
     [{ limit: ['1', '2'] }, { what: 'needs', limit: ['1', '2'] }],
-    [{ node: ['a', 'b'] }, { what: 'needs', node: ['a', 'b'] }],
+    [{ node: ['a', 'b c'] }, { what: 'needs', node: ['a', 'b c'] }],
     [{ node: 'a b' }, { what: 'needs', node: 'a b' }],
     [{ collection: 'shell' }, { what: 'needs', collection: 'shell' }]
   ])('%j is refused in the words the verb says for the same field', (parameters, request) => {
@@ -113,11 +113,45 @@ describe('a field at its type\'s zero value counts as not given, as a Go struct 
   test.each([
     [goStruct, { what: 'registry', filter: {} }],
     [{ what: '', node: '', collection: '', limit: 0 }, { what: 'registry', filter: {} }],
-    [{ ...goStruct, what: 'needs', node: 'n1' }, { what: 'needs', filter: { node: 'n1' } }],
+    [{ ...goStruct, what: 'needs', node: 'n1' }, { what: 'needs', filter: { node: ['n1'] } }],
     [{ ...goStruct, what: 'applied', limit: 5 }, { what: 'applied', filter: {}, limit: 5 }],
-    [{ ...goStruct, what: 'collect', collection: 'shell:zsh:normal', after: 'n1.x.y' }, { what: 'collect', filter: { collection: 'shell:zsh:normal' }, after: 'n1.x.y' }],
+    [{ ...goStruct, what: 'collect', collection: 'shell:zsh:normal', after: 'n1.x.y' }, { what: 'collect', filter: { collection: ['shell:zsh:normal'] }, after: 'n1.x.y' }],
     [{ what: null, kind: null, limit: null }, { what: 'registry', filter: {} }]
   ])('%j', (input, query) => {
     expect(readQuery(input)).toEqual(query)
+  })
+})
+
+describe('a filter field takes several values (SPEC §4)', () => {
+  test.each([
+    [{ what: 'needs', node: ['g14', 'ace'] }, { what: 'needs', filter: { node: ['ace', 'g14'] } }],
+    [{ what: 'needs', node: ['ace'] }, { what: 'needs', filter: { node: ['ace'] } }],
+    [{ what: 'needs', node: 'ace' }, { what: 'needs', filter: { node: ['ace'] } }],
+    [{ what: 'needs', node: ['ace', 'ace', 'g14'] }, { what: 'needs', filter: { node: ['ace', 'g14'] } }],
+    [{ what: 'needs', node: [] }, { what: 'needs', filter: {} }],
+    [{ what: 'needs', node: [''] }, { what: 'needs', filter: {} }],
+    [{ what: 'registry', node: [], limit: [] }, { what: 'registry', filter: {} }],
+    [{ what: 'collect', module: ['b', 'a'], contributor: ['a', 'b'], collection: ['shell:zsh:normal', 'é'] }, { what: 'collect', filter: { contributor: ['a', 'b'], collection: ['shell:zsh:normal', 'é'] } }],
+    [{ what: 'needs', node: Array.from({ length: 100 }, (_, i) => `n${i}`) }, { what: 'needs', filter: { node: Array.from({ length: 100 }, (_, i) => `n${i}`).sort() } }]
+  ])('%j', (input, query) => {
+    expect(readQuery(input)).toEqual(query)
+  })
+
+  test.each([
+    [{ what: 'needs', node: ['n1', ''] }, 'node', 'node: ["n1",""] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1"), or a list of such values (at most 100 distinct)'],
+    [{ what: 'needs', node: ['n1', null] }, 'node', 'node: ["n1",null] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1"), or a list of such values (at most 100 distinct)'],
+    [{ what: 'needs', kind: ['secret', 'a.b'] }, 'kind', 'kind: ["secret","a.b"] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "secret"), or a list of such values (at most 100 distinct)'],
+    [{ what: 'needs', node: Array.from({ length: 101 }, (_, i) => `n${i}`) }, 'node', 'node: 101 distinct values, more than one question takes; it takes at most 100: ask in several questions'],
+    [{ what: 'applied', kind: ['a', 'b'] }, 'kind', 'kind does not narrow what=applied; applied takes node, module, after, limit, since'],
+    [{ what: 'collect', module: ['a', 'b'], contributor: 'a' }, 'contributor', 'module and contributor name the contributor twice, as ["a","b"] and "a"; give one'],
+    [{ what: 'collect', collection: ['a', 'b\ud800'] }, 'collection', 'collection: "b\\ud800" holds a lone surrogate; it takes a collection name of 1 to 256 characters (e.g. "shell:zsh:normal"), or a list of such values (at most 100 distinct)'],
+    [{ what: 'needs', limit: [5] }, 'limit', 'limit: [5] will not do; it takes a whole number from 1 to 10000']
+  ])('%j is refused naming the field', (input, field, message) => {
+    expect(refusalOf(() => readQuery(input))).toEqual({ error: { code: 'BAD_REQUEST', field, message } })
+  })
+
+  test('over HTTP, by repeating the parameter', () => {
+    expect(readParameters('needs', { node: ['g14', 'ace'], module: 'gitea' }, 'GET /v1/needs')).toEqual({ what: 'needs', filter: { node: ['ace', 'g14'], module: ['gitea'] } })
+    expect(refusalOf(() => readParameters('needs', { node: ['ace', ''] }, 'GET /v1/needs'))).toEqual(refusalOf(() => readQuery({ what: 'needs', node: ['ace', ''] })))
   })
 })

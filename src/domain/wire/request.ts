@@ -8,12 +8,19 @@ import { Compile } from 'typebox/schema'
 import { type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
-import { FACET_BY, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, questionFields, type Overview, type RequestField } from './schemas.js'
+import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
 
-/** A validated question: `filter` is keyed by the bucket's field names (for collect, `contributor`). */
+/**
+ * What a question keeps, keyed by the bucket's field names (for collect, `contributor`): each
+ * field named holds its values, distinct and sorted, at least one; an entry is kept when every
+ * field named equals one of its values. One value and a list of one are the same filter.
+ */
+export type Filter = Readonly<Record<string, readonly string[]>>
+
+/** A validated question. */
 export interface Query {
   what: What
-  filter: Record<string, string>
+  filter: Filter
   after?: string
   limit?: number
   /** Only what changed after this point (SPEC §8). */
@@ -25,7 +32,7 @@ export interface Query {
 /** A question across buckets (SPEC §10): `filter` holds node, module and (for modules) state. */
 export interface OverviewQuery {
   what: Overview
-  filter: Record<string, string>
+  filter: Filter
   after?: string
   limit?: number
   since?: undefined
@@ -40,19 +47,21 @@ const check = Compile(ProvisioningRequest)
 
 const TOKEN_WORDS = (example: string): string => `one key token of 1 to ${MAX_TOKEN_LENGTH} of A-Z a-z 0-9 _ - / = (e.g. "${example}")`
 
+const SEVERAL_WORDS = `, or a list of such values (at most ${MAX_VALUES} distinct)`
+
 const WORKS: Record<RequestField, string> = {
   what: 'one of registry, needs, applied, collect, nodes, modules',
-  node: TOKEN_WORDS('n1'),
-  module: TOKEN_WORDS('gitea'),
-  contributor: TOKEN_WORDS('gitea'),
-  kind: TOKEN_WORDS('secret'),
-  name: TOKEN_WORDS('forge-account'),
-  collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")`,
+  node: TOKEN_WORDS('n1') + SEVERAL_WORDS,
+  module: TOKEN_WORDS('gitea') + SEVERAL_WORDS,
+  contributor: TOKEN_WORDS('gitea') + SEVERAL_WORDS,
+  kind: TOKEN_WORDS('secret') + SEVERAL_WORDS,
+  name: TOKEN_WORDS('forge-account') + SEVERAL_WORDS,
+  collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")${SEVERAL_WORDS}`,
   after: 'the `next` of an earlier answer (a key)',
   limit: `a whole number from 1 to ${MAX_LIMIT}`,
   since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"',
   by: 'a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)',
-  state: `one of ${MODULE_STATES.join(', ')}`
+  state: `one of ${MODULE_STATES.join(', ')}${SEVERAL_WORDS}`
 }
 
 function shown (value: unknown): string {
@@ -66,12 +75,29 @@ function shown (value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
+/** Values as the request gave them: one alone, several as a list. */
+function shownValues (values: readonly string[]): string {
+  return shown(values.length === 1 ? values[0] : values)
+}
+
 /**
  * Go's zero values: a client that marshals a struct without `omitempty` sends every field, the
- * ones it means nothing by as `""`, `null` or `0`, and those count as not given (SPEC §4).
+ * ones it means nothing by as `""`, `null`, `0` or `[]`, and those count as not given (SPEC §4).
  */
 function isZeroValue (value: unknown): boolean {
-  return value === '' || value === null || value === 0
+  return value === '' || value === null || value === 0 || (Array.isArray(value) && value.length === 0)
+}
+
+const IS_FILTER: ReadonlySet<string> = new Set(FILTER_FIELDS)
+
+/** A filter field's values, distinct and sorted: one value and a list of one are one filter. */
+function valuesOf (field: string, value: unknown): readonly string[] {
+  if (typeof value === 'string') return [value]
+  const values = [...new Set(value as string[])].sort()
+  if (values.length > MAX_VALUES) {
+    throw badRequest(field, `${field}: ${values.length} distinct values, more than one question takes; it takes at most ${MAX_VALUES}: ask in several questions`)
+  }
+  return values
 }
 
 /** Validates a question about one bucket (already parsed from JSON or a query string). */
@@ -100,7 +126,9 @@ export function readRequest (input: unknown): Query | OverviewQuery {
     if (!Object.hasOwn(WORKS, field)) {
       throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
     }
-    if (!isZeroValue(value)) request[field] = value
+    // A list of one is the value alone (so `[""]` is `""`, not given); in a longer list, each is judged.
+    const given = IS_FILTER.has(field) && Array.isArray(value) && value.length === 1 ? value[0] as unknown : value
+    if (!isZeroValue(given)) request[field] = given
   }
   if (!check.Check(request)) {
     for (const field of Object.keys(WORKS) as RequestField[]) {
@@ -112,23 +140,25 @@ export function readRequest (input: unknown): Query | OverviewQuery {
   }
   const what = (request['what'] ?? 'registry') as What | Overview
   const overview = (OVERVIEWS as readonly string[]).includes(what)
-  const filter: Record<string, string> = {}
+  const filter: Record<string, readonly string[]> = {}
   const allowed = NARROWED_BY[what] as readonly string[]
   for (const field of Object.keys(request) as RequestField[]) {
-    if (field === 'what' || field === 'after' || field === 'limit') continue
-    if ((field === 'since' || field === 'by') && !overview) continue
+    // An overview takes neither since nor by: they are refused as any field it does not take.
+    if (!IS_FILTER.has(field) && !(overview && (field === 'since' || field === 'by'))) continue
     if (!allowed.includes(field)) {
       throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
     }
     const name = what === 'collect' && field === 'module' ? 'contributor' : field
-    const value = request[field] as string
-    if (filter[name] !== undefined && filter[name] !== value) {
-      throw badRequest(field, `module and contributor name the contributor twice, as "${filter[name]}" and "${value}"; give one`)
+    const values = valuesOf(field, request[field])
+    const earlier = filter[name]
+    if (earlier !== undefined && earlier.join('\u0000') !== values.join('\u0000')) {
+      throw badRequest(field, `module and contributor name the contributor twice, as ${shownValues(earlier)} and ${shownValues(values)}; give one`)
     }
-    if (field === 'collection' && !value.isWellFormed()) {
-      throw badRequest(field, `collection: ${shown(value)} holds a lone surrogate; it takes ${WORKS.collection}`)
+    if (field === 'collection') {
+      const broken = values.find((v) => !v.isWellFormed())
+      if (broken !== undefined) throw badRequest(field, `collection: ${shown(broken)} holds a lone surrogate; it takes ${WORKS.collection}`)
     }
-    filter[name] = value
+    filter[name] = values
   }
   if (overview) {
     return {

@@ -36,11 +36,11 @@ export const FACET_BY = {
   collect: ['node', 'collection', 'contributor']
 } as const satisfies Record<What, readonly string[]>
 
-export const RequestFields = {
-  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect'), Type.Literal('nodes'), Type.Literal('modules')], {
-    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`; or the mesh at a glance: `nodes` (a row per node) or `modules` (a row per module on a node, with its provisioning state).',
-    default: 'registry'
-  }),
+/** The most distinct values one filter field may take (SPEC §4). */
+export const MAX_VALUES = 100
+
+/** One value of each filter field, as a path segment or a single filter names it. */
+export const FilterValues = {
   node: token('Only this node (one key token).', 'n1'),
   module: token('Only this module; for collect, the contributor.', 'gitea'),
   contributor: token('For collect: only this contributor (the same as `module`).', 'gitea'),
@@ -52,6 +52,43 @@ export const RequestFields = {
     description: 'For collect: only this collection, by its decoded name; the service encodes it.',
     examples: ['shell:zsh:normal']
   }),
+  state: literals(MODULE_STATES, {
+    description: 'For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs).',
+    examples: ['pending']
+  })
+}
+
+export type FilterField = keyof typeof FilterValues
+export const FILTER_FIELDS = Object.keys(FilterValues) as FilterField[]
+
+const described = (schema: TSchema): string => (schema as { description?: string }).description ?? ''
+
+const SEVERAL = `An entry is kept when its field equals any of the values given (at most ${MAX_VALUES} distinct); an empty list is no filter.`
+
+/** A filter field's values as a list: how a query string's repeated parameter says them. */
+export function filterList (field: FilterField) {
+  const one = FilterValues[field]
+  const example = (one as { examples?: unknown[] }).examples?.[0]
+  return Type.Array(one, { examples: [[example]], description: `${described(one)} ${SEVERAL} Repeat the parameter for several: \`?${field}=a&${field}=b\`.` })
+}
+
+/** The verb's filter field: one value, or several as an array. */
+function filterField (field: FilterField) {
+  const one = FilterValues[field]
+  return Type.Union([one, Type.Array(one)], { description: `${described(one)} ${SEVERAL} Several as an array: \`"${field}":["a","b"]\`.` })
+}
+
+export const RequestFields = {
+  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect'), Type.Literal('nodes'), Type.Literal('modules')], {
+    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`; or the mesh at a glance: `nodes` (a row per node) or `modules` (a row per module on a node, with its provisioning state).',
+    default: 'registry'
+  }),
+  node: filterField('node'),
+  module: filterField('module'),
+  contributor: filterField('contributor'),
+  kind: filterField('kind'),
+  name: filterField('name'),
+  collection: filterField('collection'),
   // No longer limit than a key's: NATS takes keys of any length its control line holds, and every
   // `next` the service hands out must be taken back.
   after: Type.String({
@@ -64,10 +101,7 @@ export const RequestFields = {
     description: 'Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.',
     examples: ['node']
   }),
-  state: Type.Union(MODULE_STATES.map((s) => Type.Literal(s)), {
-    description: 'For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs).',
-    examples: ['pending']
-  }),
+  state: filterField('state'),
   since: Type.String({
     minLength: 1,
     maxLength: 64,

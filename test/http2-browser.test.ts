@@ -1,0 +1,65 @@
+// A browser over HTTP/2 (SPEC §9), Debian's Chromium through playwright-core: on a gateway serving
+// TLS with a certificate the test makes, a page holds more event streams than the six connections
+// HTTP/1.1 gives an origin, all over one HTTP/2 connection, and each follows its node live.
+
+import { execFileSync } from 'node:child_process'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { NatsConnection } from 'nats'
+import type { Browser } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { BUCKETS } from '../src/domain/wire/key-shapes.js'
+import type { Running } from '../src/service.js'
+import { seedSampleMesh } from '../testkit/sample-mesh.js'
+import { chromiumPresent, launchChromium } from './support/browser.js'
+import { suiteFixture, untilReady } from './support/service.js'
+
+/** More than the six connections a browser opens to one origin over HTTP/1.1. */
+const STREAMS = 10
+
+describe.skipIf(!chromiumPresent)('a browser over HTTP/2', () => {
+  const fx = suiteFixture()
+  let nc: NatsConnection
+  let running: Running
+  let browser: Browser
+
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-h2-browser-'))
+    const certFile = join(dir, 'gateway.crt')
+    const keyFile = join(dir, 'gateway.key')
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-subj', '/CN=gateway', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' })
+    const server = await fx.server()
+    nc = await fx.admin(server)
+    await seedSampleMesh(nc)
+    running = await fx.service(server, { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile })
+    await untilReady(running)
+    browser = await launchChromium(fx)
+  }, 60_000)
+
+  it(`holds ${STREAMS} event streams from one page, over HTTP/2, each following its own changes`, async () => {
+    // The certificate is the test's own: the browser is told to take it, as a browser that trusts its issuer would.
+    const context = await browser.newContext({ ignoreHTTPSErrors: true })
+    fx.defer(async () => await context.close())
+    const page = await context.newPage()
+    await page.goto(`${running.url}/healthz`)
+    // In the page (the test's TypeScript has no DOM types: the page's globals are reached as any).
+    expect(await page.evaluate(() => (globalThis as any).performance.getEntriesByType('navigation')[0].nextHopProtocol)).toBe('h2')
+    await page.evaluate((n) => {
+      const w = globalThis as any
+      w.synced = 0
+      w.puts = []
+      for (let i = 0; i < n; i++) {
+        const events = new w.EventSource(`/v1/applied/events?node=h2node${i}`)
+        events.addEventListener('synced', () => { w.synced++ })
+        events.addEventListener('put', (e: { data: string }) => { w.puts.push((JSON.parse(e.data) as { key: string }).key) })
+      }
+    }, STREAMS)
+    await page.waitForFunction((n) => (globalThis as any).synced === n, STREAMS, { timeout: 15_000 })
+    const kv = await nc.jetstream().views.kv(BUCKETS.applied)
+    for (let i = 0; i < STREAMS; i++) await kv.put(`h2node${i}.gitea`, '{}')
+    await page.waitForFunction((n) => (globalThis as any).puts.length === n, STREAMS, { timeout: 15_000 })
+    expect((await page.evaluate(() => (globalThis as any).puts as string[])).sort()).toEqual(Array.from({ length: STREAMS }, (_, i) => `h2node${i}.gitea`).sort())
+  }, 60_000)
+})
