@@ -163,10 +163,12 @@ describe('a token reads what its nodes allow', () => {
 
 describe('a token of some nodes that names none reads its own, as if it had named them all (SPEC §9)', () => {
   const OTHERS = ['novox', 'shanks']
-  /** Every key an answer shows: entries, deletions and out-of-shape keys. */
+  /** Every key an answer shows (entries, deletions and out-of-shape keys), or the node of each row of the mesh at a glance. */
   const keysIn = (body: string): string[] => {
-    const a = JSON.parse(body) as { entries: Array<{ key: string }>, deleted?: Array<{ key: string }>, outOfShape: Array<{ key: string }> }
-    return [...a.entries, ...(a.deleted ?? []), ...a.outOfShape].map((e) => e.key)
+    const a = JSON.parse(body) as { entries?: Array<{ key: string }>, deleted?: Array<{ key: string }>, outOfShape?: Array<{ key: string }> | number, nodes?: Array<{ node: string }>, modules?: Array<{ node: string }>, values?: Array<{ value: string }>, by?: string }
+    if (a.nodes !== undefined || a.modules !== undefined) return [...a.nodes ?? [], ...a.modules ?? []].map((r) => r.node)
+    if (a.values !== undefined) return a.by === 'node' ? a.values.map((v) => v.value) : ['ace']
+    return [...a.entries ?? [], ...(a.deleted ?? []), ...(Array.isArray(a.outOfShape) ? a.outOfShape : [])].map((e) => e.key)
   }
 
   test.each([
@@ -176,7 +178,12 @@ describe('a token of some nodes that names none reads its own, as if it had name
     ['/v1/needs?after=ace.mail.secret.db-password&limit=5', '/v1/needs?node=ace&node=g14&after=ace.mail.secret.db-password&limit=5'],
     ['/v1/applied', '/v1/applied?node=ace&node=g14'],
     ['/v1/collect?collection=shell%3Azsh%3Anormal', '/v1/collect?node=ace&node=g14&collection=shell%3Azsh%3Anormal'],
-    ['/v1/collect?contributor=gitea', '/v1/collect?contributor=gitea&node=ace&node=g14']
+    ['/v1/collect?contributor=gitea', '/v1/collect?contributor=gitea&node=ace&node=g14'],
+    ['/v1/needs/facets?by=node', '/v1/needs/facets?by=node&node=ace&node=g14'],
+    ['/v1/collect/facets?by=collection', '/v1/collect/facets?by=collection&node=ace&node=g14'],
+    ['/v1/nodes', '/v1/nodes?node=ace&node=g14'],
+    ['/v1/modules', '/v1/modules?node=ace&node=g14'],
+    ['/v1/modules?state=applied&state=pending', '/v1/modules?state=applied&state=pending&node=ace&node=g14']
   ])('GET %s answers byte for byte %s with the nodes named, ETag included', async (path, named) => {
     const [own, asked] = await Promise.all([get(path, bearer('pair')), get(named, bearer('console'))])
     expect([own.status, own.body, own.headers['etag']]).toEqual([200, asked.body, asked.headers['etag']])
@@ -236,10 +243,11 @@ describe('a token of some nodes that names none reads its own, as if it had name
     for (const e of own.events) expect(e.data).not.toContain('novox')
   })
 
-  test.each(['/v1/needs/g14/gitea/secret/db-password', '/v1/applied/shanks/gitea', '/v1/collect/novox/environment/gitea'])('reading across on the one-entry route %s stays 403, naming only its own nodes', async (path) => {
+  test.each(['/v1/needs/g14/gitea/secret/db-password', '/v1/applied/shanks/gitea', '/v1/collect/novox/environment/gitea', '/v1/nodes/g14', '/v1/modules/shanks/gitea', '/v1/nodes?node=novox', '/v1/needs/facets?by=kind&node=g14'])('reading across on %s stays 403, naming only its own nodes', async (path) => {
     const got = await get(path, bearer('ace'))
     expect(got.status).toBe(403)
-    expect(JSON.parse(got.body)).toEqual({ error: { code: 'FORBIDDEN', message: `this token reads the registry and node ace only, not node ${path.split('/')[3] as string}` } })
+    const node = /node=([^&]+)/.exec(path)?.[1] ?? path.split('/')[3] as string
+    expect(JSON.parse(got.body)).toEqual({ error: { code: 'FORBIDDEN', message: `this token reads the registry and node ace only, not node ${node}` } })
   })
 })
 
