@@ -17,7 +17,7 @@ import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
 import { createMetrics, type Metrics } from './metrics.js'
-import { connectNats } from './nats.js'
+import { connectNats, INBOX_PREFIX } from './nats.js'
 import type { FastifyInstance } from 'fastify'
 
 export interface Running {
@@ -117,6 +117,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     const views = await createViews({
       nc,
       log,
+      inboxPrefix: INBOX_PREFIX,
       registryAfter: firstRun,
       ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
       ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })

@@ -9,6 +9,7 @@ import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readQuery } from '../domain/wire/request.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
+import { endpointErrorCounter } from '../nats-internals.js'
 import { MICRO_CODE } from './errors.js'
 
 const SERVICE_NAME = 'mesh-provisioner'
@@ -33,20 +34,6 @@ export interface Bus {
 
 /** The first wait before serving the verb again; it doubles while the verb keeps failing, up to the second. */
 const AGAIN_MS = [1000, 30_000] as const
-
-/**
- * Counts an error reply in the endpoint's own stats: nats.js 2.29 counts only errors thrown out of a
- * handler (and answers those with an empty body), where nats.go counts every error reply it sends
- * (SPEC §4). The stats object is nats.js's own, found by the endpoint's name; a nats.js that keeps
- * it elsewhere fails the start here rather than under-count quietly.
- */
-function errorCounter (service: Service, endpoint: string): (err: Error) => void {
-  const endpoints = (service as unknown as { handlers?: Array<{ name?: string, stats?: { countError?: unknown } }> }).handlers
-  const stats = endpoints?.find((e) => e.name === endpoint)?.stats
-  const countError = stats?.countError
-  if (typeof countError !== 'function') throw new Error(`nats.js keeps the stats of endpoint ${endpoint} where src/bus/service.ts does not find them; error replies would go uncounted`)
-  return (err) => { countError.call(stats, err) }
-}
 
 const utf8 = new TextEncoder()
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
@@ -126,7 +113,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     }
   })
   try {
-    countError = errorCounter(service, ENDPOINT_NAME)
+    countError = endpointErrorCounter(service, ENDPOINT_NAME)
     // Served means the server has the subscriptions: a request sent right after finds a responder.
     await nc.flush()
   } catch (err) {
