@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import ms from 'ms'
+import { readDuration } from './duration.js'
 import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry/registry-table.js'
 import { parseDomainTable, DomainTableError } from './domain/registry/registry.js'
 import { loadTls, TlsError, type TlsFiles } from './http/tls.js'
@@ -157,8 +157,8 @@ function maxStreams (value: string): number {
 }
 
 function interval (value: string): number {
-  const parsed = /^\d+$/.test(value) ? Number(value) * 1000 : ms(value as ms.StringValue)
-  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1000) {
+  const parsed = readDuration(value)
+  if (parsed === undefined || parsed < 1000) {
     fail('REGISTRY_INTERVAL', value, 'it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)')
   }
   return parsed

@@ -1,7 +1,7 @@
 // The `wait` of a list route (SPEC §8): how long a question with `since` may be held until
 // something it would show changes.
 
-import ms from 'ms'
+import { readDuration } from '../duration.js'
 import { badRequest } from '../domain/wire/errors.js'
 
 /** The longest a request may be held: below the idle timeouts of common proxies. */
@@ -14,8 +14,8 @@ export function readWait (text: unknown, since: boolean): number | undefined {
   if (text === undefined || text === '') return undefined
   const value = typeof text === 'string' ? text.trim() : ''
   // A repeated parameter arrives as a list: it is no duration.
-  const parsed = value === '' ? NaN : /^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : ms(value as ms.StringValue)
-  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 0 || parsed > MAX_WAIT_MS) {
+  const parsed = readDuration(value)
+  if (parsed === undefined || parsed > MAX_WAIT_MS) {
     throw badRequest('wait', `wait: ${JSON.stringify(text)} will not do; it takes ${TAKES}`)
   }
   if (!since) throw badRequest('wait', 'wait holds a question until something changed after its cursor; give since (the cursor of an earlier answer) with it')
