@@ -2,6 +2,7 @@
 // payload, asks the domain and replies, and that always replies, whatever fails.
 
 import type { NatsConnection, Service, ServiceMsg } from 'nats'
+import { backoff } from '../domain/backoff.js'
 import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
 import type { Provisioning, Question } from '../domain/answers/provisioning.js'
@@ -134,17 +135,18 @@ export async function startBus (opts: BusOptions): Promise<Bus> {
   let serving = true
   let stopping = false
   let since = Date.now()
-  let againMs: number = AGAIN_MS[0]
+  /** Failures in a row: a verb served longer than the longest wait starts again from the first. */
+  let failures = 0
   let timer: NodeJS.Timeout | undefined
 
   const follow = (current: Service): void => {
     void current.stopped.then((err) => {
       if (stopping || current !== service) return
       serving = false
-      if (Date.now() - since > AGAIN_MS[1]) againMs = AGAIN_MS[0]
+      if (Date.now() - since > AGAIN_MS[1]) failures = 0
+      const againMs = backoff(...AGAIN_MS, ++failures)
       log.error({ err, subject, againMs }, 'the verb is not served: its subscription ended under it; serving it again in %d ms', againMs)
       if (!nc.isClosed()) timer = setTimeout(() => { void again() }, againMs)
-      againMs = Math.min(againMs * 2, AGAIN_MS[1])
     })
   }
   const again = async (): Promise<void> => {
@@ -162,9 +164,9 @@ export async function startBus (opts: BusOptions): Promise<Bus> {
       follow(service)
     } catch (err) {
       if (stopping) return
+      const againMs = backoff(...AGAIN_MS, ++failures)
       log.error({ err, subject, againMs }, 'the verb could not be served again; trying in %d ms', againMs)
       timer = setTimeout(() => { void again() }, againMs)
-      againMs = Math.min(againMs * 2, AGAIN_MS[1])
     }
   }
   follow(service)
