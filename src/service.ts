@@ -12,6 +12,7 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
+import { StartError } from './domain/start-error.js'
 import { buildApp } from './http/app.js'
 import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
@@ -53,14 +54,6 @@ export interface ServiceOptions {
   eventStallMs?: number
 }
 
-/** A start that failed for a reason an operator can act on, said in one line (main prints it alone). */
-export class StartError extends Error {
-  constructor (message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.name = 'StartError'
-  }
-}
-
 async function listen (app: FastifyInstance, http: Config['http']): Promise<string> {
   try {
     return await app.listen({ host: http.host, port: http.port })
@@ -73,7 +66,7 @@ async function listen (app: FastifyInstance, http: Config['http']): Promise<stri
       ENOTFOUND: 'no interface of this machine has that name; choose another HTTP_HOST'
     }
     if (code === undefined || why[code] === undefined) throw err
-    throw new StartError(`the gateway cannot listen on HTTP_HOST=${http.host} HTTP_PORT=${http.port}: ${why[code]}`, { cause: err })
+    throw new StartError('HTTP_LISTEN_FAILED', `the gateway cannot listen on HTTP_HOST=${http.host} HTTP_PORT=${http.port}: ${why[code]}`, { cause: err })
   }
 }
 
