@@ -5,7 +5,7 @@
 
 import fc from 'fast-check'
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, expect, test } from 'vitest'
 import { WHATS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'

@@ -6,7 +6,7 @@
 
 import { connect } from 'node:net'
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten } from './support/service.js'

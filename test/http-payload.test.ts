@@ -2,7 +2,7 @@
 // gateway answers the same bytes as the verb, cut with reason `payload` and a `next` to go on.
 
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'

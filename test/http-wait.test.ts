@@ -2,7 +2,7 @@
 // when a change it would show lands, and a write it would not show (another node) does not
 // release it.
 
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { expect, it, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { fixture, startSeeded } from './support/service.js'

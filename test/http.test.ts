@@ -2,7 +2,7 @@
 // filter byte-equal to the verb, every refusal with its status and body, ETag/304, CORS, metrics.
 
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
