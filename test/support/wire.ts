@@ -10,6 +10,8 @@ import type { TSchema } from 'typebox'
 import { Answers, ErrorBody as BusErrorBody, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
 import { WHATS, type What } from '../../src/domain/wire/key-shapes.js'
 import { openApiText } from '../../src/http/openapi-document.js'
+import { ERROR_CODES } from '../../src/domain/wire/errors.js'
+import { HTTP_CODES, HTTP_STATUS } from '../../src/http/errors.js'
 import { ErrorBody as HttpErrorBody, streamEventData } from '../../src/http/schemas.js'
 import { VERSION } from '../../src/version.js'
 
@@ -40,6 +42,9 @@ interface HttpWire {
 
 let httpWire: Promise<HttpWire> | undefined
 
+/** The statuses of the transport's own refusals (405, 413, 431...): any route may answer them, none documents them. */
+const TRANSPORT_STATUSES = new Set(HTTP_CODES.filter((c) => !(ERROR_CODES as readonly string[]).includes(c)).map((c) => HTTP_STATUS[c]))
+
 async function loadHttpWire (): Promise<HttpWire> {
   const doc = JSON.parse(await openApiText(VERSION)) as Document
   const ajv = compiler()
@@ -53,9 +58,10 @@ async function loadHttpWire (): Promise<HttpWire> {
 
 /**
  * Checks an HTTP answer's JSON body against the document: a documented route's schema for its
- * status; any refusal (4xx, 5xx) against the error body, documented or not. A status the
- * document does not give a route, other than a refusal, is a fault too. Bodies that are not JSON
- * (streams, metrics, pages) and undocumented routes' answers are not the document's to judge.
+ * status, and a status the document does not give that route is a fault, but for the transport's
+ * own refusals; those, and any refusal of an undocumented route, against the error body. Bodies
+ * that are not JSON (streams, metrics, pages) and undocumented routes' answers are not the
+ * document's to judge.
  */
 export async function checkHttpBody (method: string, url: string, status: number, contentType: string | undefined, text: string): Promise<void> {
   if (method === 'HEAD' || status === 304 || text === '' || !/^application\/json\b/.test(contentType ?? '')) return
@@ -67,8 +73,8 @@ export async function checkHttpBody (method: string, url: string, status: number
   const response = operation?.responses[String(status)] ?? operation?.responses[`${String(status)[0]}XX`]
   const schema = response?.content?.['application/json']?.schema
   if (schema === undefined) {
-    if (status >= 400) return check(wire.errorBody, body, where)
-    if (operation !== undefined) throw new Error(`${where}: the OpenAPI document gives this route no ${status} answer`)
+    if (operation !== undefined && !TRANSPORT_STATUSES.has(status)) throw new Error(`${where}: the OpenAPI document gives this route no ${status} answer`)
+    if (status >= 400) check(wire.errorBody, body, where)
     return
   }
   let validate = wire.compiled.get(schema)
