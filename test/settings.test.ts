@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, test } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { NatsServer, NatsServerOptions } from '../testkit/nats-server.js'
 import { startTestService, suiteFixture, untilReady } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const run = promisify(execFile)
 let dir: string
@@ -32,7 +33,7 @@ async function secretFile (name: string, text: string): Promise<string> {
 async function serves (s: NatsServer, running: Running, opts: Parameters<NatsServer['connect']>[0] = {}): Promise<void> {
   await untilReady(running)
   const nc = await fx.admin(s, opts)
-  const msg = await nc.request('mesh-provisioner.provisioning', '', { timeout: 5000 })
+  const msg = await requestVerb(nc, '')
   expect(msg.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
   expect(msg.json()).toMatchObject({ what: 'registry' })
 }

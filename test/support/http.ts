@@ -30,3 +30,12 @@ export async function request (url: string | URL, options: Options = {}): Promis
   await checkHttpBody(options.method ?? 'GET', String(url), res.statusCode, type, bytes.toString('utf8'))
   return Object.assign(res, { body: bodyOf(bytes) })
 }
+
+/** What fastify's `inject` answered, checked as `request` checks an answer over the network. */
+export interface Injected { statusCode: number, headers: Record<string, unknown>, body: string }
+
+export async function checkInjected<R extends Injected> (method: string, url: string, res: R): Promise<R> {
+  const type = res.headers['content-type']
+  await checkHttpBody(method, new URL(url, 'http://inject').href, res.statusCode, typeof type === 'string' ? type : undefined, res.body)
+  return res
+}
