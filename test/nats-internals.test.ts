@@ -1,9 +1,9 @@
-// What src/nats-internals.ts reads of nats.js's private fields, held against a real nats-server: a
+// What src/domain/nats-internals.ts reads of nats.js's private fields, held against a real nats-server: a
 // nats.js upgrade that moves one fails here, by name, instead of degrading the service quietly.
 
 import type { Msg, NatsConnection } from 'nats'
 import { beforeAll, expect, test } from 'vitest'
-import { arrivedBytes, endpointErrorCounter } from '../src/nats-internals.js'
+import { arrivedBytes, endpointErrorCounter } from '../src/domain/nats-internals.js'
 import { suiteFixture } from './support/service.js'
 
 const fx = suiteFixture()
@@ -55,5 +55,5 @@ test('endpointErrorCounter counts an error reply in the endpoint\'s $SRV.STATS, 
 test('endpointErrorCounter refuses, naming the endpoint, where it finds no stats', async () => {
   const service = await nc.services.add({ name: 'fence-none', version: '0.0.1' })
   fx.defer(async () => await service.stop())
-  expect(() => endpointErrorCounter(service, 'absent')).toThrow(/endpoint absent .*src\/nats-internals\.ts/)
+  expect(() => endpointErrorCounter(service, 'absent')).toThrow(/endpoint absent .*src\/domain\/nats-internals\.ts/)
 })

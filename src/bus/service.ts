@@ -10,7 +10,7 @@ import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readQuery } from '../domain/wire/request.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
-import { endpointErrorCounter } from '../nats-internals.js'
+import { endpointErrorCounter } from '../domain/nats-internals.js'
 import { MICRO_CODE } from './errors.js'
 
 const SERVICE_NAME = 'mesh-provisioner'

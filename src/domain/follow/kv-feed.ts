@@ -6,7 +6,7 @@
 // when the server lost it, skipped a delivery or went quiet.
 
 import { AckPolicy, createInbox, DeliverPolicy, nanos, nuid, ReplayPolicy, type ConsumerConfig, type JetStreamManager, type Msg, type NatsConnection, type Subscription } from 'nats'
-import { arrivedBytes } from '../../nats-internals.js'
+import { arrivedBytes } from '../nats-internals.js'
 import type { KvChange } from '../store/contents.js'
 
 /** What a JetStream delivery's reply subject says of it. */

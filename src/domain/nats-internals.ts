@@ -29,6 +29,6 @@ export function endpointErrorCounter (service: Service, endpoint: string): (err:
   const endpoints = (service as unknown as { handlers?: Array<{ name?: string, stats?: { countError?: unknown } }> }).handlers
   const stats = endpoints?.find((e) => e.name === endpoint)?.stats
   const countError = stats?.countError
-  if (typeof countError !== 'function') throw new Error(`nats.js keeps the stats of endpoint ${endpoint} where src/nats-internals.ts does not find them (\`handlers[].stats.countError\`); error replies would go uncounted`)
+  if (typeof countError !== 'function') throw new Error(`nats.js keeps the stats of endpoint ${endpoint} where src/domain/nats-internals.ts does not find them (\`handlers[].stats.countError\`); error replies would go uncounted`)
   return (err) => { countError.call(stats, err) }
 }
