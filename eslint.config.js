@@ -1,7 +1,7 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', 'openapi/**', '.bench-tmp/**', '.scratch/**'] }),
+  ...neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', 'openapi/**', '.bench-tmp/**', '.scratch/**', '.cache/**', 'clients/typescript/openapi.ts', 'clients/typescript/asyncapi.ts'] }),
   {
     rules: {
       // A typebox schema and its Static<> type share one name on purpose (one source of truth).

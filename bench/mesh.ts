@@ -17,6 +17,9 @@ export const QUESTION = { what: 'needs', node: nodeName(0), module: MODULES[0] a
 /** One need, for the latency row: the first key of its node, module and kind. */
 export const ONE_NEED = { node: nodeName(0), module: MODULES[0] as string, kind: 'secret', name: 'secret-0' }
 
+/** The module of each node that the mesh leaves pending (a need written after its applied entry). */
+export const PENDING_MODULE = MODULES[1] as string
+
 export function nodeName (i: number): string {
   return `node-${String(i).padStart(4, '0')}`
 }
@@ -37,7 +40,7 @@ function needValue (node: string, module: string, kind: string, name: string): s
   }
 }
 
-interface Put { subject: string, data: Uint8Array }
+export interface Put { subject: string, data: Uint8Array }
 
 /** Every write of the mesh for nodes [0, nodes), in key order within a node. */
 function * meshPuts (nodes: number): Generator<Put> {
@@ -56,11 +59,50 @@ function * meshPuts (nodes: number): Generator<Put> {
       yield put(BUCKETS.collect, keyOf('collect', { node, collection: 'shell:zsh:normal', contributor: module }), JSON.stringify({ lines: [`alias ${module}-logs='journalctl -u ${module}'`] }))
       yield put(BUCKETS.collect, keyOf('collect', { node, collection: 'environment', contributor: module }), JSON.stringify({ [`${module.toUpperCase().replaceAll('-', '_')}_URL`]: `https://${module}.${node}.internal` }))
     }
+    // One module a node with a need written after its applied entry: the overview's pending rows.
+    yield put(BUCKETS.needs, keyOf('needs', { node, module: PENDING_MODULE, kind: 'config', name: 'config-0' }), needValue(node, PENDING_MODULE, 'config', 'config-1'))
   }
   // A few keys out of shape, as a real mesh has: every answer about their bucket lists them.
   yield put(BUCKETS.needs, `${nodeName(0)}.gitea`, '{"stray":"two tokens"}')
   yield put(BUCKETS.applied, `${nodeName(0)}.wireguard.extra`, 'not json at all')
   yield put(BUCKETS.collect, `${nodeName(0)}.shell=3azsh.gitea`, '{"stray":"lower-case escape"}')
+}
+
+/**
+ * Every needs key of the mesh of `nodes` nodes written again with a new value, as every node's
+ * client does after a mesh-wide change: a sweep.
+ */
+export function * sweepPuts (nodes: number, round: number): Generator<Put> {
+  const utf8 = new TextEncoder()
+  for (let n = 0; n < nodes; n++) {
+    const node = nodeName(n)
+    for (const module of MODULES) {
+      for (const kind of KINDS) {
+        for (let i = 0; i < NAMES_PER_KIND; i++) {
+          const key = keyOf('needs', { node, module, kind, name: `${kind}-${i}` })
+          yield { subject: `$KV.${BUCKETS.needs}.${key}`, data: utf8.encode(JSON.stringify({ sweep: round, at: n, want: `${module}/${kind}-${i}` })) }
+        }
+      }
+    }
+  }
+}
+
+/** Writes `puts` with `inFlight` publishes pending; the last ack's time and the highest revision written. */
+export async function writeAll (nc: NatsConnection, puts: Iterator<Put>, inFlight = 2000): Promise<{ writes: number, lastAck: number, revision: number }> {
+  const js = nc.jetstream()
+  let writes = 0
+  let revision = 0
+  let lastAck = 0
+  const worker = async (): Promise<void> => {
+    for (let p = puts.next(); p.done !== true; p = puts.next()) {
+      const ack = await js.publish(p.value.subject, p.value.data)
+      writes++
+      revision = Math.max(revision, ack.seq)
+      lastAck = performance.timeOrigin + performance.now()
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight }, worker))
+  return { writes, lastAck, revision }
 }
 
 export interface SeedResult {
@@ -72,16 +114,7 @@ export interface SeedResult {
 /** Creates the client buckets and writes the mesh of `nodes` nodes with `inFlight` publishes pending. */
 export async function seedMesh (nc: NatsConnection, nodes: number, inFlight = 2000): Promise<SeedResult> {
   await createClientBuckets(nc)
-  const js = nc.jetstream()
   const started = performance.now()
-  const puts = meshPuts(nodes)
-  let writes = 0
-  const worker = async (): Promise<void> => {
-    for (let p = puts.next(); !p.done; p = puts.next()) {
-      await js.publish(p.value.subject, p.value.data)
-      writes++
-    }
-  }
-  await Promise.all(Array.from({ length: inFlight }, worker))
+  const { writes } = await writeAll(nc, meshPuts(nodes), inFlight)
   return { needs: nodes * MODULES.length * NEEDS_PER_MODULE, writes, seconds: (performance.now() - started) / 1000 }
 }

@@ -2,133 +2,25 @@
 // run, on nats-servers the bench starts itself, service and floors each in a process of their own
 // and measured in alternating rounds (the machine is shared and noisy). Prints one table.
 
-import { spawn } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { cpus } from 'node:os'
-import { parseArgs } from 'node:util'
 import type { KV, NatsConnection } from 'nats'
-import { request } from 'undici'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
-import type { Memory } from './serve.js'
-import { busLoad, Child, compileChildren } from './child.js'
+import { Child, compileChildren } from './child.js'
+import {
+  FLOOR_SUBJECT, SUBJECT, adminEnv, alternate, busRate, httpBody, httpLoad, hugeKeys, largeKeys, log, measures, median, memoryOf, p50, percentile,
+  results, rounds, rssOf, seconds, serviceUser, smallKeys, smallRun, startServiceChild, streamCount, IN_FLIGHT
+} from './measure.js'
+import { h2Rows } from './h2.js'
+import { keptMesh, natsServerVersion } from './huge.js'
 import { MODULES, NEEDS_PER_MODULE, ONE_NEED, QUESTION, nodesFor, seedMesh } from './mesh.js'
+import { overviewRows } from './overview.js'
+import { sweepRows } from './sweep.js'
 import { openStreams, StreamRefused } from './streams.js'
 import { formatTable, type Row } from './table.js'
-
-const { values: args } = parseArgs({
-  options: {
-    small: { type: 'boolean', default: false },
-    keys: { type: 'string' },
-    seconds: { type: 'string' },
-    rounds: { type: 'string' },
-    streams: { type: 'string' },
-    results: { type: 'string' },
-    only: { type: 'string' },
-    'service-user': { type: 'string', default: 'mesh-provisioner' }
-  }
-})
-const smallRun = args.small
-const [smallKeys, largeKeys] = (args.keys ?? (smallRun ? '1000,3000' : '10000,300000')).split(',').map(Number) as [number, number]
-const seconds = Number(args.seconds ?? (smallRun ? 1 : 5))
-const rounds = Number(args.rounds ?? (smallRun ? 1 : 3))
-/** Event streams open at once on one node's filter (HTTP_MAX_STREAMS allows 1000 by default). */
-const streamCount = Number(args.streams ?? (smallRun ? 20 : 1000))
-/** Which groups of rows to measure (`--only cold,memory`): a focused run while working on one goal. */
-const GROUPS = ['http', 'bus', 'latency', 'cold', 'scale', 'since', 'visible', 'streams', 'memory'] as const
-const only = new Set(args.only?.split(',') ?? GROUPS)
-for (const g of only) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only takes groups among ${GROUPS.join(', ')}; not ${g}`)
-const measures = (group: typeof GROUPS[number]): boolean => only.has(group)
-// A focused run does not rewrite the page of full runs.
-const results = args.results ?? (smallRun || args.only !== undefined ? undefined : 'bench/RESULTS.md')
-/** Who the service signs in as: its least-privilege user, or admin to measure the code without the grants' cost. */
-const serviceUser = args['service-user'] === 'admin' ? 'admin' : 'mesh-provisioner'
-const IN_FLIGHT = 64
-const SUBJECT = 'mesh-provisioner.provisioning'
-const FLOOR_SUBJECT = 'bench.floor'
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 === 1 ? s[mid] as number : ((s[mid - 1] as number) + (s[mid] as number)) / 2
-}
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number
-const began = performance.now()
-const log = (text: string): void => { process.stderr.write(`bench ${((performance.now() - began) / 1000).toFixed(1)}s: ${text}\n`) }
-
-/** Runs `a` and `b` alternately `rounds` times; the median of each. */
-async function alternate (a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> {
-  const as: number[] = []
-  const bs: number[] = []
-  for (let r = 0; r < rounds; r++) {
-    as.push(await a())
-    bs.push(await b())
-    log(`round ${r}: ${as.at(-1)?.toFixed(0)} against ${bs.at(-1)?.toFixed(0)}`)
-  }
-  return [median(as), median(bs)]
-}
-
-/** The bench's own hand on a server (seeding, floors, load): the shipped configuration's admin. */
-function adminEnv (server: NatsServer): Record<string, string> {
-  const { user, pass } = NatsServer.credentials('admin')
-  return { NATS_URL: server.url, NATS_USER: user, NATS_PASSWORD: pass }
-}
-
-async function startServiceChild (server: NatsServer): Promise<{ child: Child, ready: { coldMs: number, url: string } }> {
-  const child = Child.start('serve', ['service'], { ...(serviceUser === 'admin' ? adminEnv(server) : server.serviceEnv()), LOG_LEVEL: 'error' })
-  return { child, ready: await child.next('ready') }
-}
-
-/** req/s of `url` under load; logs the CPU a request cost `server` (a process stuck in a slower mode shows there first). */
-async function httpLoad (url: string, server: Child): Promise<number> {
-  const cpuBefore = server.cpuMicros()
-  const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
-  // autocannon counts whole seconds; a smoke run skips the warmup.
-  const warmup = Math.round(seconds / 5)
-  const load = ['-c', String(IN_FLIGHT), '-d', String(Math.max(1, Math.round(seconds)))]
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn(process.execPath, [bin, '-j', ...load, ...(warmup > 0 ? ['--warmup', '[', '-c', String(IN_FLIGHT), '-d', String(warmup), ']'] : []), url], { stdio: ['ignore', 'pipe', 'ignore'] })
-    let text = ''
-    p.stdout.on('data', (d: Buffer) => { text += d.toString() })
-    p.once('error', reject)
-    p.once('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`)))
-  })
-  // With --warmup, autocannon prints the warmup's result first: the run's is the last line.
-  const runs = out.trim().split('\n').map((line) => JSON.parse(line) as { requests: { average: number, total: number }, non2xx: number, errors: number })
-  const r = runs.at(-1) as typeof runs[number]
-  const answered = runs.reduce((sum, run) => sum + run.requests.total, 0)
-  log(`${server.name}: ${((server.cpuMicros() - cpuBefore) / answered).toFixed(1)} µs of CPU a request`)
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
-  return r.requests.average
-}
-
-async function busRate (server: NatsServer, subject: string, payload: string | string[]): Promise<number> {
-  const r = await busLoad(adminEnv(server), { subject, payloads: Array.isArray(payload) ? payload : [payload], inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
-  if (r.errors > 0) throw new Error(`${subject}: ${r.errors} error replies under load`)
-  return r.rps
-}
-
-/** p50 of `n` sequential calls of `fn` (ms). */
-async function p50 (fn: () => Promise<unknown>, n: number): Promise<number> {
-  const times: number[] = []
-  for (let i = 0; i < n; i++) {
-    const t = performance.now()
-    await fn()
-    times.push(performance.now() - t)
-  }
-  return median(times)
-}
-
-/** Headers the floor does not copy: those of the connection and those its server writes itself. */
-const OWN_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'])
-
-async function httpBody (url: string): Promise<{ status: number, body: string, headers: Record<string, string> }> {
-  const r = await request(url)
-  const headers = Object.fromEntries(Object.entries(r.headers).filter(([name, value]) => !OWN_HEADERS.has(name) && typeof value === 'string')) as Record<string, string>
-  return { status: r.statusCode, body: await r.body.text(), headers }
-}
 
 /** Puts a need of the asked node and module, then asks until an answer reflects it (ms each). */
 async function putToVisible (nc: NatsConnection, n: number): Promise<number[]> {
@@ -163,16 +55,6 @@ async function tenChanges (nc: NatsConnection): Promise<string[]> {
   const question = { what: 'needs', node: QUESTION.node, since: cursor }
   while ((await ask(question)).total < 10);
   return Array.from({ length: 2048 }, (_, i) => JSON.stringify({ ...question, limit: 11 + i }))
-}
-
-/** The RSS of a service child once its garbage is collected. */
-async function memoryOf (child: Child): Promise<Memory> {
-  child.send({ type: 'rss' })
-  return await child.next('rss')
-}
-
-async function rssOf (child: Child): Promise<number> {
-  return (await memoryOf(child)).rss
 }
 
 /**
@@ -225,6 +107,57 @@ async function streamRows (nc: NatsConnection, service: Child, url: string): Pro
     ]
   } finally {
     open.close()
+  }
+}
+
+interface AtLarge {
+  smallServer: NatsServer
+  payload: string
+  /** The large mesh's cold start (ms), RSS loaded and entries: the huge mesh's floors per entry. */
+  coldMs: number
+  rss: number
+  entries: number
+  emptyRss: number
+}
+
+/** The rows at ten times the large mesh (issue 21), on a server started on the kept huge mesh. */
+async function hugeRows (large: AtLarge): Promise<Row[]> {
+  const { server, needs } = await keptMesh(hugeKeys)
+  const hugeRounds = smallRun ? 1 : 2
+  try {
+    const colds: number[] = []
+    const floors: number[] = []
+    const rsses: number[] = []
+    let raw = { entries: 0, keyBytes: 0, valueBytes: 0 }
+    for (let r = 0; r < hugeRounds; r++) {
+      const consumer = Child.start('serve', ['consume'], adminEnv(server))
+      const consumed = await consumer.next('consumed')
+      await consumer.stop()
+      raw = consumed
+      floors.push(consumed.ms)
+      const fresh = await startServiceChild(server)
+      const held = await memoryOf(fresh.child)
+      log(`huge cold start ${fresh.ready.coldMs.toFixed(0)} ms (raw ordered consumer ${consumed.ms.toFixed(0)} ms, ${consumed.entries} entries), RSS ${(held.rss / 1e6).toFixed(0)} MB`)
+      colds.push(fresh.ready.coldMs)
+      rsses.push(held.rss)
+      if (r === hugeRounds - 1) {
+        const [atHuge, atSmall] = await alternate(() => busRate(server, SUBJECT, large.payload), () => busRate(large.smallServer, SUBJECT, large.payload))
+        await fresh.child.stop()
+        const perEntry = (median(rsses) - large.emptyRss) / raw.entries
+        const perEntryLarge = (large.rss - large.emptyRss) / large.entries
+        return [
+          { what: `cold start to ready at ${needs} needs keys, per entry (µs); floor: the same at ${largeKeys} keys`, service: median(colds) * 1000 / raw.entries, floor: large.coldMs * 1000 / large.entries, unit: 'µs', goal: { lower: 1.15 } },
+          { what: `cold start to ready at ${needs} needs keys (ms); floor: a raw ordered consumer of the four buckets (its API timeout raised)`, service: median(colds), floor: median(floors), unit: 'ms', goal: { lower: 1.3 } },
+          { what: `bytes held per entry at ${needs} needs keys; floor: the same at ${largeKeys} keys`, service: perEntry, floor: perEntryLarge, unit: 'B', goal: { lower: 1.0 } },
+          { what: `bytes held per entry at ${needs} needs keys; floor: mean raw bytes of key and value`, service: perEntry, floor: (raw.keyBytes + raw.valueBytes) / raw.entries, unit: 'B', goal: { lower: 2 } },
+          { what: `the same question over the bus at ${needs} keys; floor: at ${smallKeys} keys (ratio: time per answer)`, service: atHuge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true }
+        ]
+      }
+      await fresh.child.stop()
+    }
+    throw new Error('no round of the huge mesh')
+  } finally {
+    await server.dispose()
   }
 }
 
@@ -288,12 +221,15 @@ async function main (): Promise<void> {
       rows.push({ what: 'one need over HTTP, p50 latency (ms), one at a time; floor: direct kv.get', service, floor: bare, unit: 'ms', goal: { lower: 1.0 } })
     }
 
+    if (measures('h2')) rows.push(...await h2Rows(small, needsPath))
+
     // Started only after the rows above, which measure the small mesh: with a process loaded with the
     // large one beside them, the HTTP ratio was 0.54-0.58 on a busy two-core machine, 0.87 without.
     // Its first run creates the registry bucket that the raw watch below loads.
     const svcLarge = await startServiceChild(large)
     cleanup.push(() => svcLarge.child.stop())
-    const loads = measures('cold') || measures('memory')
+    // The large mesh's cold start and bytes per entry are also the floors of the huge mesh's.
+    const loads = measures('cold') || measures('memory') || measures('huge')
     if (loads) log('cold start and RSS, each in a fresh process')
     const colds: number[] = []
     const rsses: number[] = []
@@ -336,7 +272,16 @@ async function main (): Promise<void> {
       log(`${streamCount} event streams`)
       rows.push(...await streamRows(ncLarge, svcLarge.child, svcLarge.ready.url))
     }
-    if (measures('memory')) {
+    if (measures('overview')) {
+      log('overview')
+      rows.push(...await overviewRows({ url: svcSmall.ready.url, keys: smallKeys }, { url: svcLarge.ready.url, keys: largeKeys, nc: ncLarge }))
+    }
+    if (measures('sweep')) {
+      log('sweep')
+      rows.push(...await sweepRows(large, ncLarge, nodesFor(largeKeys), largeKeys))
+    }
+    let emptyRss = 0
+    if (measures('memory') || measures('huge')) {
       // What a process holds before any entry: the service with empty buckets, and a bare fastify
       // listening beside a nats.js connection, each a fresh process measured the same way.
       log('RSS with empty buckets')
@@ -345,7 +290,7 @@ async function main (): Promise<void> {
       const ncEmpty = await empty.connect()
       await createClientBuckets(ncEmpty)
       await ncEmpty.close()
-      const [emptyRss, bareRss] = await alternate(async () => {
+      const [idleRss, bareRss] = await alternate(async () => {
         const idle = await startServiceChild(empty)
         const { rss } = await memoryOf(idle.child)
         await idle.child.stop()
@@ -356,17 +301,26 @@ async function main (): Promise<void> {
         await bare.stop()
         return rss
       })
-      rows.push({ what: `bytes held per entry: (RSS loaded − RSS with empty buckets) / entries, ${raw.entries} entries of the four buckets; floor: mean raw bytes of key and value`, service: (median(rsses) - emptyRss) / raw.entries, floor: (raw.keyBytes + raw.valueBytes) / raw.entries, unit: 'B', goal: { lower: 2 } })
-      rows.push({ what: 'RSS with empty buckets (MB); floor: a bare fastify and nats.js process measured the same way', service: emptyRss / 1e6, floor: bareRss / 1e6, unit: 'MB', goal: { lower: 1.3 } })
+      emptyRss = idleRss
+      if (measures('memory')) {
+        rows.push({ what: `bytes held per entry: (RSS loaded − RSS with empty buckets) / entries, ${raw.entries} entries of the four buckets; floor: mean raw bytes of key and value`, service: (median(rsses) - emptyRss) / raw.entries, floor: (raw.keyBytes + raw.valueBytes) / raw.entries, unit: 'B', goal: { lower: 2 } })
+        rows.push({ what: 'RSS with empty buckets (MB); floor: a bare fastify and nats.js process measured the same way', service: emptyRss / 1e6, floor: bareRss / 1e6, unit: 'MB', goal: { lower: 1.3 } })
+      }
+    }
+    if (measures('huge')) {
+      // The smaller meshes' processes stop first: the huge one's load takes both cores and much memory.
+      await svcLarge.child.stop()
+      rows.push(...await hugeRows({ smallServer: small, payload, coldMs: median(colds), rss: median(rsses), entries: raw.entries, emptyRss }))
     }
 
-    const table = formatTable(rows)
+    const version = await natsServerVersion()
+    const table = formatTable(rows.map((row) => ({ server: version, ...row })))
     process.stdout.write(`${table}\n`)
     if (results !== undefined) {
       // The page's hand-written findings (from `## Findings` on) outlive the run that rewrites the table.
       const before = await readFile(results, 'utf8').catch(() => '')
       const findings = before.includes('\n## Findings') ? before.slice(before.indexOf('\n## Findings') + 1) : ''
-      await writeFile(results, `${resultsPage(table, ncSmall.info?.version ?? 'unknown')}${findings === '' ? '' : `\n${findings}`}`)
+      await writeFile(results, `${resultsPage(table, version)}${findings === '' ? '' : `\n${findings}`}`)
     }
   } finally {
     for (const fn of cleanup.reverse()) await fn().catch((err) => log(`cleanup: ${(err as Error).message}`))

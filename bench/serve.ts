@@ -1,21 +1,30 @@
 // A process of its own for each thing measured, so that no figure pays for the bench's memory or
 // event loop: `service` (the whole service), `floor` (bare fastify and bare micro replying fixed
-// bytes), `bare` (a fastify listening and a nats.js connection, nothing else: what any such process
-// holds) and `watch` (raw kv.watch load of the four buckets). Talks to the bench over IPC.
+// bytes, over HTTP/1.1 or HTTP/2 with TLS), `bare` (a fastify listening and a nats.js connection,
+// nothing else: what any such process holds), `watch` (raw kv.watch load of the four buckets) and
+// `consume` (a raw ordered consumer of each bucket read whole, then following it). Talks to the
+// bench over IPC.
 
-import Fastify from 'fastify'
-import { connect, type KV, type KvEntry, type QueuedIterator } from 'nats'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { connect, consumerOpts, type KV, type KvEntry, type QueuedIterator } from 'nats'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 
 /** What a process holds (bytes): its RSS, and of it the V8 heap's used and committed bytes and the memory outside it. */
 export interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number }
-export type ToChild = { type: 'floor', body: string, headers: Record<string, string>, subject: string } | { type: 'rss' } | { type: 'stop' }
+export type ToChild =
+  | { type: 'floor', body: string, headers: Record<string, string>, subject: string, tls?: { cert: string, key: string } }
+  | { type: 'rss' }
+  | { type: 'stop' }
+  | { type: 'follow', bucket: string, until: number }
 export type FromChild =
   | { type: 'ready', coldMs: number, url: string }
   | { type: 'floor', url: string }
   | { type: 'watched', ms: number, entries: number, keyBytes: number, valueBytes: number }
   | ({ type: 'rss' } & Memory)
   | ({ type: 'bare' } & Memory)
+  | { type: 'consumed', ms: number, entries: number, keyBytes: number, valueBytes: number }
+  /** `at`: when the sequence arrived, in ms since the epoch with sub-ms precision (comparable across processes). */
+  | { type: 'followed', at: number }
 
 /** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
 const env = process.env
@@ -49,7 +58,15 @@ function onMessage (fn: (msg: ToChild) => void | Promise<void>): void {
 async function service (): Promise<void> {
   // Imported here, not above: the other modes must not hold the service's modules in their RSS.
   const [{ pino }, { loadConfig }, { startService }] = await Promise.all([import('pino'), import('../src/config.js'), import('../src/service.js')])
-  const config = loadConfig({ NATS_URL: env['NATS_URL'], NATS_USER: env['NATS_USER'], NATS_PASSWORD: env['NATS_PASSWORD'], HTTP_PORT: '0', LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn' })
+  const config = loadConfig({
+    NATS_URL: env['NATS_URL'],
+    NATS_USER: env['NATS_USER'],
+    NATS_PASSWORD: env['NATS_PASSWORD'],
+    HTTP_PORT: '0',
+    LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn',
+    HTTP_TLS_CERT: env['HTTP_TLS_CERT'],
+    HTTP_TLS_KEY: env['HTTP_TLS_KEY']
+  })
   const started = performance.now()
   const running = await startService({ config, log: pino({ level: config.logLevel }), version: '0.0.0-bench' })
   const ready = (): boolean => Object.values(running.views.status()).every((s) => s.state === 'live' || s.state === 'absent')
@@ -73,9 +90,10 @@ async function floor (): Promise<void> {
     // Without its own answer to stop, the floor ran until the bench's 10 s SIGKILL at every run's end.
     if (msg.type === 'stop') process.exit(0)
     if (msg.type !== 'floor') return
-    const app = Fastify()
+    // With TLS the floor speaks HTTP/2 (and HTTP/1.1 by ALPN), as the gateway does.
+    const app = (msg.tls === undefined ? Fastify() : Fastify({ http2: true, https: { allowHTTP1: true, cert: msg.tls.cert, key: msg.tls.key } })) as unknown as FastifyInstance
     app.get('/floor', async (_req, reply) => await reply.headers(msg.headers).send(msg.body))
-    const url = await app.listen({ host: '127.0.0.1', port: 0 })
+    const url = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('http://', msg.tls === undefined ? 'http://' : 'https://')
     const nc = await connect(natsOptions)
     const bytes = new TextEncoder().encode(msg.body)
     const svc = await nc.services.add({ name: 'bench-floor', version: '0.0.0' })
@@ -129,7 +147,62 @@ async function watch (): Promise<void> {
   process.exit(0)
 }
 
-const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch }
+/**
+ * The transport's own pace, where kv.watch cannot go: a raw ordered push consumer of each bucket
+ * (the API timeout given, since creating one on a stream of millions of messages outlasts nats.js's
+ * 5 s default on nats-server 2.9), read until the stream's last sequence at its start. Then it
+ * follows one bucket when asked and says when a sequence arrives: a sweep's floor.
+ */
+async function consume (): Promise<void> {
+  const started = performance.now()
+  const nc = await connect(natsOptions)
+  const js = nc.jetstream({ timeout: 120_000 })
+  const jsm = await nc.jetstreamManager({ timeout: 120_000 })
+  let entries = 0
+  let keyBytes = 0
+  let valueBytes = 0
+  const arrived = new Map<string, number>()
+  const waiting = new Map<string, { until: number, resolve: () => void }>()
+  await Promise.all(Object.values(BUCKETS).map(async (bucket) => {
+    // A bucket not created yet (the registry's, before the service's first run) holds nothing to read.
+    const last = await jsm.streams.info(`KV_${bucket}`).then((info) => info.state.last_seq, () => undefined)
+    if (last === undefined) return
+    const opts = consumerOpts().orderedConsumer().deliverAll()
+    const sub = await js.subscribe(`$KV.${bucket}.>`, opts)
+    let loaded!: () => void
+    const done = new Promise<void>((resolve) => { loaded = resolve })
+    if (last === 0) loaded()
+    void (async () => {
+      for await (const m of sub) {
+        const seq = m.info.streamSequence
+        // Buckets keep one revision per key: the load holds each live key once, as the watch's does.
+        const op = m.headers?.get('KV-Operation')
+        if (seq <= last && op !== 'DEL' && op !== 'PURGE') {
+          entries++
+          keyBytes += m.subject.length - bucket.length - 5
+          valueBytes += m.data.length
+        }
+        if (seq === last) loaded()
+        arrived.set(bucket, seq)
+        const w = waiting.get(bucket)
+        if (w !== undefined && seq >= w.until) { waiting.delete(bucket); w.resolve() }
+      }
+    })()
+    await done
+  }))
+  send({ type: 'consumed', ms: performance.now() - started, entries, keyBytes, valueBytes })
+  onMessage(async (msg) => {
+    if (msg.type === 'stop') {
+      await nc.close()
+      process.exit(0)
+    }
+    if (msg.type !== 'follow') return
+    if ((arrived.get(msg.bucket) ?? 0) < msg.until) await new Promise<void>((resolve) => waiting.set(msg.bucket, { until: msg.until, resolve }))
+    send({ type: 'followed', at: performance.timeOrigin + performance.now() })
+  })
+}
+
+const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch, consume }
 const mode = modes[process.argv[2] ?? '']
 if (!mode) throw new Error(`serve.ts takes one of ${Object.keys(modes).join(', ')}`)
 await mode()

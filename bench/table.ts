@@ -2,7 +2,7 @@
 
 export interface Row {
   what: string
-  unit: 'req/s' | 'ms' | 'MB' | 'KB' | 'B'
+  unit: 'req/s' | 'ms' | 'µs' | 'MB' | 'KB' | 'B'
   /** `higher`: ratio at least; `lower`: ratio at most; `absolute`: the service's figure at most. */
   goal: { higher: number } | { lower: number } | { absolute: number }
   service?: number
@@ -11,6 +11,8 @@ export interface Row {
   inverse?: boolean
   /** Why the row could not be measured. */
   missing?: string
+  /** The nats-server version the row ran on. */
+  server?: string
 }
 
 function figure (n: number | undefined, unit: Row['unit']): string {
@@ -39,13 +41,13 @@ function goalText (row: Row): string {
 /** A markdown table, one line per row, every row printed whether measured or not. */
 export function formatTable (rows: readonly Row[]): string {
   const lines = [
-    '| what | service | floor | ratio | goal | holds |',
-    '|---|---:|---:|---:|---|---|'
+    '| what | nats-server | service | floor | ratio | goal | holds |',
+    '|---|---|---:|---:|---:|---|---|'
   ]
   for (const row of rows) {
     const ratio = ratioOf(row)
     const held = holds(row)
-    lines.push(`| ${row.what} | ${row.missing === undefined ? figure(row.service, row.unit) : `not measured: ${row.missing}`} | ${figure(row.floor, row.unit)} | ${ratio === undefined ? '–' : ratio.toFixed(2)} | ${goalText(row)} | ${held === undefined ? '–' : held ? 'yes' : 'NO'} |`)
+    lines.push(`| ${row.what} | ${row.server ?? '–'} | ${row.missing === undefined ? figure(row.service, row.unit) : `not measured: ${row.missing}`} | ${figure(row.floor, row.unit)} | ${ratio === undefined ? '–' : ratio.toFixed(2)} | ${goalText(row)} | ${held === undefined ? '–' : held ? 'yes' : 'NO'} |`)
   }
   return lines.join('\n')
 }

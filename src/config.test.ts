@@ -23,7 +23,7 @@ const load = (env: Env) => loadConfig(env, readText)
 test('defaults (SPEC §6)', () => {
   const c = load({})
   expect(c.nats).toEqual({ servers: ['nats://127.0.0.1:4222'] })
-  expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, corsOrigins: [], maxStreams: 1000 })
+  expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, corsOrigins: [], maxStreams: 1000, maxWaits: 1000 })
   expect(c.subject).toBe('mesh-provisioner.provisioning')
   expect(c.registry).toMatchObject({ intervalMs: 3_600_000, createBucket: true, replicas: 1 })
   expect(c.registry.domains.length).toBeGreaterThan(5)
@@ -39,8 +39,9 @@ describe('reads', () => {
     [{ NATS_TOKEN_FILE: '/run/secrets/token' }, (c: ReturnType<typeof load>) => expect(c.nats.token).toBe('t0ken')],
     [{ NATS_CREDS: '/etc/nats/user.creds' }, (c: ReturnType<typeof load>) => expect(c.nats.creds).toBe('/etc/nats/user.creds')],
     [{ NATS_TLS_CA: '/etc/tls/ca.pem', NATS_TLS_CERT: '/etc/tls/cert.pem', NATS_TLS_KEY: '/etc/tls/key.pem' }, (c: ReturnType<typeof load>) => expect(c.nats.tls).toEqual({ caFile: '/etc/tls/ca.pem', certFile: '/etc/tls/cert.pem', keyFile: '/etc/tls/key.pem' })],
-    [{ HTTP_HOST: '0.0.0.0', HTTP_PORT: '0', HTTP_AUTH: 'none' }, (c: ReturnType<typeof load>) => expect(c.http).toEqual({ host: '0.0.0.0', port: 0, corsOrigins: [], maxStreams: 1000 })],
+    [{ HTTP_HOST: '0.0.0.0', HTTP_PORT: '0', HTTP_AUTH: 'none' }, (c: ReturnType<typeof load>) => expect(c.http).toEqual({ host: '0.0.0.0', port: 0, corsOrigins: [], maxStreams: 1000, maxWaits: 1000 })],
     [{ HTTP_MAX_STREAMS: '20000' }, (c: ReturnType<typeof load>) => expect(c.http.maxStreams).toBe(20_000)],
+    [{ HTTP_MAX_WAITS: '5' }, (c: ReturnType<typeof load>) => expect(c.http.maxWaits).toBe(5)],
     [{ HTTP_HOST: '0.0.0.0', HTTP_TOKENS_FILE: '/etc/mp/tokens.json' }, (c: ReturnType<typeof load>) => expect(c.http).toMatchObject({ tokensFile: '/etc/mp/tokens.json', tokens: [{ name: 'console', sha256: 'a'.repeat(64), nodes: '*', metrics: true }] })],
     [{ REGISTRY_INTERVAL: '90s' }, (c: ReturnType<typeof load>) => expect(c.registry.intervalMs).toBe(90_000)],
     [{ REGISTRY_INTERVAL: '30' }, (c: ReturnType<typeof load>) => expect(c.registry.intervalMs).toBe(30_000)],
@@ -48,7 +49,9 @@ describe('reads', () => {
     [{ REGISTRY_CREATE_BUCKET: 'false', REGISTRY_REPLICAS: '3' }, (c: ReturnType<typeof load>) => expect(c.registry).toMatchObject({ createBucket: false, replicas: 3 })],
     [{ PROVISIONING_SUBJECT: 'lab.mesh-provisioner.provisioning' }, (c: ReturnType<typeof load>) => expect(c.subject).toBe('lab.mesh-provisioner.provisioning')],
     [{ CORS_ORIGINS: 'https://console.example, http://localhost:5173' }, (c: ReturnType<typeof load>) => expect(c.http.corsOrigins).toEqual(['https://console.example', 'http://localhost:5173'])],
-    [{ LOG_LEVEL: 'debug' }, (c: ReturnType<typeof load>) => expect(c.logLevel).toBe('debug')]
+    [{ LOG_LEVEL: 'debug' }, (c: ReturnType<typeof load>) => expect(c.logLevel).toBe('debug')],
+    [{}, (c: ReturnType<typeof load>) => expect(c.metrics).toEqual({ nodeLastWrite: true })],
+    [{ METRICS_NODE_LAST_WRITE: 'false' }, (c: ReturnType<typeof load>) => expect(c.metrics).toEqual({ nodeLastWrite: false })]
   ])('%j', (env, check) => check(load(env)))
 })
 
@@ -62,6 +65,8 @@ describe('a malformed setting is one line naming it and what it takes', () => {
     [{ HTTP_PORT: '70000' }, 'HTTP_PORT="70000": it takes a port number from 0 to 65535 (0 picks a free one)'],
     [{ HTTP_MAX_STREAMS: '0' }, 'HTTP_MAX_STREAMS="0": it takes a whole number of open event streams from 1 to 999999'],
     [{ HTTP_MAX_STREAMS: 'many' }, 'HTTP_MAX_STREAMS="many": it takes a whole number of open event streams from 1 to 999999'],
+    [{ HTTP_MAX_WAITS: '0' }, 'HTTP_MAX_WAITS="0": it takes a whole number of requests held by wait from 1 to 999999'],
+    [{ HTTP_MAX_WAITS: '1e3' }, 'HTTP_MAX_WAITS="1e3": it takes a whole number of requests held by wait from 1 to 999999'],
     [{ REGISTRY_INTERVAL: 'hourly' }, 'REGISTRY_INTERVAL="hourly": it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)'],
     [{ REGISTRY_INTERVAL: '10ms' }, 'REGISTRY_INTERVAL="10ms": it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)'],
     [{ NATS_USER: 'svc' }, 'NATS_PASSWORD: user and password go together; set both NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE)'],
@@ -77,6 +82,7 @@ describe('a malformed setting is one line naming it and what it takes', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": it takes one of fatal, error, warn, info, debug, trace, silent'],
     [{ REGISTRY_REPLICAS: '7' }, 'REGISTRY_REPLICAS="7": it takes a whole number from 1 to 5'],
     [{ REGISTRY_CREATE_BUCKET: 'maybe' }, 'REGISTRY_CREATE_BUCKET="maybe": it takes true or false'],
+    [{ METRICS_NODE_LAST_WRITE: 'never' }, 'METRICS_NODE_LAST_WRITE="never": it takes true or false'],
     [{ CORS_ORIGINS: 'console.example' }, 'CORS_ORIGINS="console.example": it takes comma-separated origins like https://console.example:8443 (scheme, host and port, no path)'],
     [{ REGISTRY_DOMAINS_FILE: '/etc/mp/twice.json' }, 'REGISTRY_DOMAINS_FILE: kind "a" is answered by two domains, domain #1 (module m, kinds a) and domain #2 (module n, kinds a); keep it in one'],
     [{ HTTP_AUTH: 'basic' }, 'HTTP_AUTH="basic": it takes none (serve without tokens behind a proxy that authenticates), or leave it unset'],
@@ -86,7 +92,7 @@ describe('a malformed setting is one line naming it and what it takes', () => {
     [{ HTTP_TLS_CERT: '/etc/tls/cert.pem' }, 'HTTP_TLS_KEY: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
     [{ HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
     [{ HTTP_TLS_CERT: '/nope.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/nope.pem": cannot read that file (ENOENT)'],
-    [{ HTTP_TLS_CERT: '/etc/tls/cert.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/etc/tls/cert.pem" and HTTP_TLS_KEY="/etc/tls/key.pem" do not make a certificate and its key (']
+    [{ HTTP_TLS_CERT: '/etc/tls/cert.pem', HTTP_TLS_KEY: '/etc/tls/key.pem' }, 'HTTP_TLS_CERT="/etc/tls/cert.pem": that file holds no PEM certificate; it takes a PEM certificate chain']
   ])('%j', (env, line) => {
     expect(() => load(env)).toThrow(expect.objectContaining({ name: 'StartError' }))
     expect(() => load(env)).toThrow(line)
@@ -96,7 +102,7 @@ describe('a malformed setting is one line naming it and what it takes', () => {
 
 describe('without tokens the gateway is open on loopback only (SPEC §9)', () => {
   test.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST'])('%s is loopback', (host) => {
-    expect(load({ HTTP_HOST: host }).http).toEqual({ host, port: 8080, corsOrigins: [], maxStreams: 1000 })
+    expect(load({ HTTP_HOST: host }).http).toEqual({ host, port: 8080, corsOrigins: [], maxStreams: 1000, maxWaits: 1000 })
   })
   test.each(['0.0.0.0', '::', '10.0.0.5', 'gateway.example', '128.0.0.1', '::ffff:10.0.0.1'])('%s is refused', (host) => {
     expect(() => load({ HTTP_HOST: host })).toThrow(`HTTP_HOST=${JSON.stringify(host)}: the gateway would answer anyone beyond this machine; set HTTP_TOKENS_FILE (npm run token makes one), or HTTP_AUTH=none when a proxy in front authenticates`)

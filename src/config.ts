@@ -26,6 +26,8 @@ export interface Config {
     corsOrigins: string[]
     /** Open event streams at most (HTTP_MAX_STREAMS). */
     maxStreams: number
+    /** Requests held by `wait` at most (HTTP_MAX_WAITS). */
+    maxWaits: number
     /** The bearer tokens file and the tokens read from it at start; absent: the gateway is open. */
     tokensFile?: string
     tokens?: readonly Token[]
@@ -34,6 +36,8 @@ export interface Config {
   }
   subject: string
   registry: { intervalMs: number, domains: DomainTable, domainsFile?: string, createBucket: boolean, replicas: number }
+  /** Export each node's last write (METRICS_NODE_LAST_WRITE): one series a node of the mesh. */
+  metrics: { nodeLastWrite: boolean }
   logLevel: string
 }
 
@@ -145,6 +149,11 @@ function maxStreams (value: string): number {
   return Number(value)
 }
 
+function maxWaits (value: string): number {
+  if (!/^\d{1,6}$/.test(value) || Number(value) < 1) fail('HTTP_MAX_WAITS', value, 'it takes a whole number of requests held by wait from 1 to 999999')
+  return Number(value)
+}
+
 function interval (value: string): number {
   const parsed = readDuration(value)
   if (parsed === undefined || parsed < 1000) {
@@ -227,6 +236,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       port: port(text(env, 'HTTP_PORT') ?? '8080'),
       corsOrigins,
       maxStreams: maxStreams(text(env, 'HTTP_MAX_STREAMS') ?? '1000'),
+      maxWaits: maxWaits(text(env, 'HTTP_MAX_WAITS') ?? '1000'),
       ...access(env, host, readText),
       ...(tlsFiles === undefined ? {} : { tls: tlsFiles })
     },
@@ -238,6 +248,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       createBucket: flag('REGISTRY_CREATE_BUCKET', text(env, 'REGISTRY_CREATE_BUCKET'), true),
       replicas: Number(replicas)
     },
+    metrics: { nodeLastWrite: flag('METRICS_NODE_LAST_WRITE', text(env, 'METRICS_NODE_LAST_WRITE'), true) },
     logLevel
   }
   return deepFreeze(config)

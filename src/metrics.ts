@@ -1,8 +1,10 @@
 // Prometheus metrics for the whole process on a registry of its own (two instances in one test
-// process must not share counters). Views are read at scrape time; the writer's runs are counted as they end.
+// process must not share counters). Views, readiness and each node's last write are read at scrape
+// time through narrow ports; the writer's runs are counted as they end. deploy/prometheus/alerts.yml
+// and deploy/grafana/ read these names: a test holds them to what is exported.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { RegistryRun, ViewStatus } from './domain/wire/schemas.js'
+import type { RegistryRun, ViewState, ViewStatus } from './domain/wire/schemas.js'
 import type { Views } from './domain/follow/views.js'
 
 export interface Metrics {
@@ -19,13 +21,36 @@ export interface Metrics {
   eventSent (type: string): void
 }
 
+const VIEW_STATES: readonly ViewState[] = ['starting', 'absent', 'loading', 'live']
+
 /** Why the token check refused: no token, a token it does not know, or a token that may not read this. */
 export type RefusalReason = 'missing' | 'unknown' | 'forbidden'
 
+/** What the gauges read at scrape time beside the views; each absent one leaves its gauge out. */
+export interface MetricSources {
+  /** Whether /readyz would answer 200. */
+  ready?: () => boolean
+  /** Whether the verb is served. */
+  verbServing?: () => boolean
+  /** HTTP_MAX_STREAMS, beside the open streams, so that an alert needs no copy of the setting. */
+  maxStreams?: number
+  /** Each node's last write (epoch ms); absent when METRICS_NODE_LAST_WRITE is false. */
+  lastWrites?: () => Iterable<[node: string, epochMs: number]>
+}
+
+/**
+ * prom-client's defaults that are gauges named like counters (`promtool check metrics` says so);
+ * each is the sum of its labelled twin (`nodejs_active_handles{type}`, ...), which stays.
+ */
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
+
 /** `views` is read at scrape time only, so metrics can exist before the views do. */
-export function createMetrics (views: () => Views, defaults = true): Metrics {
+export function createMetrics (views: () => Views, defaults = true, sources: MetricSources = {}): Metrics {
   const registry = new Registry()
-  if (defaults) collectDefaultMetrics({ register: registry })
+  if (defaults) {
+    collectDefaultMetrics({ register: registry })
+    for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name)
+  }
   const requests = new Counter({
     name: 'mesh_provisioner_requests_total',
     help: 'Requests answered, by face (bus, http), route or question, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.',
@@ -52,6 +77,42 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
   perBucket('mesh_provisioner_view_out_of_shape', 'Keys of each bucket that do not fit its shape.', (s) => s.outOfShape)
   perBucket('mesh_provisioner_view_revision', 'The last revision each view has seen.', (s) => s.revision)
   perBucket('mesh_provisioner_view_live', '1 when the view of the bucket is live, 0 otherwise.', (s) => (s.state === 'live' ? 1 : 0))
+  perBucket('mesh_provisioner_view_stale', '1 while the view answers from what it last knew (cut off, catching up, reloading), 0 otherwise.', (s) => (s.stale ? 1 : 0))
+  new Gauge({ // eslint-disable-line no-new
+    name: 'mesh_provisioner_view_state',
+    help: 'The state of the view of each bucket, one series a state (1 for the current one): starting, absent (the bucket is missing), loading, live.',
+    labelNames: ['bucket', 'state'] as const,
+    registers: [registry],
+    collect () {
+      for (const s of Object.values(views().status())) {
+        for (const state of VIEW_STATES) this.set({ bucket: s.bucket, state }, s.state === state ? 1 : 0)
+      }
+    }
+  })
+  const flag = (name: string, help: string, read: (() => boolean) | undefined): void => {
+    if (read === undefined) return
+    new Gauge({ name, help, registers: [registry], collect () { this.set(read() ? 1 : 0) } }) // eslint-disable-line no-new
+  }
+  flag('mesh_provisioner_ready', '1 when /readyz answers 200: connected, every view live or its bucket known absent, and the verb served.', sources.ready)
+  flag('mesh_provisioner_verb_serving', '1 while the verb (and discovery) is served, 0 while starting or after its subscription ended.', sources.verbServing)
+  if (sources.maxStreams !== undefined) {
+    const most = sources.maxStreams
+    new Gauge({ name: 'mesh_provisioner_event_streams_max', help: 'Event streams this instance opens at most (HTTP_MAX_STREAMS).', registers: [registry], collect () { this.set(most) } }) // eslint-disable-line no-new
+  }
+  const lastWrites = sources.lastWrites
+  if (lastWrites !== undefined) {
+    new Gauge({ // eslint-disable-line no-new
+      name: 'mesh_provisioner_node_last_write_timestamp_seconds',
+      help: 'When each node\'s provisioner client last wrote a key that is still there (the latest `updated` of its entries in needs, applied and collect); one series a node (METRICS_NODE_LAST_WRITE=false leaves it out).',
+      labelNames: ['node'] as const,
+      registers: [registry],
+      collect () {
+        // A node whose keys are all gone has no series any more.
+        this.reset()
+        for (const [node, ms] of lastWrites()) this.set({ node }, ms / 1000)
+      }
+    })
+  }
   new Gauge({ // eslint-disable-line no-new
     name: 'mesh_provisioner_nats_connected',
     help: '1 while the NATS connection is up.',
@@ -62,6 +123,16 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
     name: 'mesh_provisioner_registry_runs_total',
     help: 'Registry writer runs, by outcome.',
     labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
+  const lastRunOk = new Gauge({
+    name: 'mesh_provisioner_registry_last_run_ok',
+    help: '1 when the registry writer\'s last run left the registry holding exactly the compiled answers, 0 when it failed.',
+    registers: [registry]
+  })
+  const lastRunAt = new Gauge({
+    name: 'mesh_provisioner_registry_last_run_timestamp_seconds',
+    help: 'When the registry writer\'s last run started.',
     registers: [registry]
   })
   const kinds = new Counter({
@@ -95,6 +166,8 @@ export function createMetrics (views: () => Views, defaults = true): Metrics {
     },
     registryRun (run) {
       runs.inc({ outcome: run.ok ? 'ok' : 'failed' })
+      lastRunOk.set(run.ok ? 1 : 0)
+      lastRunAt.set(Date.parse(run.at) / 1000)
       kinds.inc({ action: 'wrote' }, run.wrote.length)
       kinds.inc({ action: 'left' }, run.left.length)
       kinds.inc({ action: 'deleted' }, run.deleted.length)

@@ -12,8 +12,11 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
+import { lastWritesOf } from './domain/answers/last-writes.js'
 import { StartError } from './domain/start-error.js'
 import { buildApp } from './http/app.js'
+import { connectionBound } from './http/holds.js'
+import { readiness } from './http/operations.js'
 import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
@@ -40,6 +43,17 @@ export interface Running {
 }
 
 const readText = (path: string): string => readFileSync(path, 'utf8')
+
+/** The process's soft limit of open files (Linux; Node raises it to the hard limit at start), or undefined when unknown or unlimited. */
+function fileLimit (): number | undefined {
+  try {
+    const line = readText('/proc/self/limits').split('\n').find((l) => l.startsWith('Max open files'))
+    const soft = line?.split(/\s{2,}/)[1]
+    return soft === undefined || !/^\d+$/.test(soft) ? undefined : Number(soft)
+  } catch {
+    return undefined
+  }
+}
 
 export interface ServiceOptions {
   config: Readonly<Config>
@@ -91,7 +105,12 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     const nc = await connectNats(config.nats, log)
     opened.push(async () => { if (!nc.isClosed()) await nc.close() })
     const js = nc.jetstream()
-    const metrics = createMetrics(() => views)
+    const metrics = createMetrics(() => views, true, {
+      ready: () => readiness({ views, writer, verb: () => verb() }).ready,
+      verbServing: () => verb() === 'serving',
+      maxStreams: config.http.maxStreams,
+      ...(config.metrics.nodeLastWrite ? { lastWrites: lastWritesOf(() => views) } : {})
+    })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the
       // stream's message API, a grant the service does not need.
@@ -120,6 +139,12 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     let verb = (): VerbState => 'starting'
     let tokens: readonly Token[] = config.http.tokens ?? []
     const tlsFiles = config.http.tls
+    const bound = connectionBound(config.http.maxStreams, config.http.maxWaits, fileLimit())
+    if (bound.lowered !== undefined) {
+      log.warn({ fileLimit: bound.lowered.fileLimit, maxConnections: bound.maxConnections, maxStreams: bound.maxStreams, maxWaits: bound.maxWaits },
+        'the open file limit (%d) cannot hold HTTP_MAX_STREAMS=%d and HTTP_MAX_WAITS=%d with room for other requests; holding %d streams and %d waits at most: raise the limit (ulimit -n) or lower them',
+        bound.lowered.fileLimit, config.http.maxStreams, config.http.maxWaits, bound.maxStreams, bound.maxWaits)
+    }
     const app = await buildApp({
       provisioning,
       views,
@@ -130,8 +155,10 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       version,
       maxAnswerBytes: () => nc.info?.max_payload ?? 1024 * 1024,
       verb: () => verb(),
+      maxWaits: bound.maxWaits,
+      maxConnections: bound.maxConnections,
       events: {
-        maxStreams: config.http.maxStreams,
+        maxStreams: bound.maxStreams,
         ...(eventHeartbeatMs === undefined ? {} : { heartbeatMs: eventHeartbeatMs }),
         ...(eventStallMs === undefined ? {} : { stallMs: eventStallMs })
       },
@@ -164,7 +191,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
           try {
             tokens = parseTokens(readText(tokensFile), tokensFile)
             log.info({ tokenNames: tokens.map((t) => t.name) }, 'HTTP_TOKENS_FILE read again')
-            app.recheckStreams(tokens)
+            app.recheckHeld(tokens)
           } catch (err) {
             log.warn(`HTTP_TOKENS_FILE not read again, the tokens read before stay: ${(err as Error).message}`)
           }

@@ -48,17 +48,20 @@ test.each([
   [{ HTTP_AUTH: 'none', HTTP_TOKENS_FILE: '/dev/null' }, 'HTTP_AUTH="none": HTTP_TOKENS_FILE is set too: none says nobody is asked for a token; set one of them'],
   [{ HTTP_AUTH: 'off' }, 'HTTP_AUTH="off": it takes none (serve without tokens behind a proxy that authenticates), or leave it unset'],
   [{ HTTP_TLS_CERT: '/dev/null' }, 'HTTP_TLS_KEY: a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither'],
+  [{ HTTP_TLS_CERT: 'EMPTY', HTTP_TLS_KEY: 'EMPTY' }, 'HTTP_TLS_CERT="EMPTY": that file holds no PEM certificate (it is empty); it takes a PEM certificate chain (-----BEGIN CERTIFICATE-----)'],
   [{ HTTP_TOKENS_FILE: 'MALFORMED' }, 'HTTP_TOKENS_FILE: MALFORMED: token #2: name takes 1 to 64 of A-Z a-z 0-9 _ . @ : -'],
   [{ NATS_URL: 'nats://mesh-provisioner:hunter2@127.0.0.1:4222' }, 'NATS_URL: a server URL holds a user and password (user:password@); set NATS_USER and NATS_PASSWORD_FILE beside the address instead'],
   [{ NATS_URL: 'nats://hunter2@127.0.0.1:4222' }, 'NATS_URL: a server URL holds a token (token@); set NATS_TOKEN_FILE beside the address instead']
 ])('the start is refused: %j, exit 2 and one line', async (env, line) => {
   const malformed = join(dir, 'malformed.json')
   await writeFile(malformed, tokensFile(newToken('console', '*', false).entry, { ...newToken('ace', ['ace'], false).entry, name: 'a ce' }))
-  const settings = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'MALFORMED' ? malformed : v]))
+  const empty = join(dir, 'empty.pem')
+  await writeFile(empty, '')
+  const settings = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'MALFORMED' ? malformed : v === 'EMPTY' ? empty : v]))
   const { proc, out } = runMain({ ...server.serviceEnv(), ...settings })
   const [code] = await once(proc, 'exit')
   expect(code).toBe(2)
-  expect(out()).toBe(`mesh-provisioner: ${line.replace('MALFORMED', malformed)}\n`)
+  expect(out()).toBe(`mesh-provisioner: ${line.replace('MALFORMED', malformed).replace('EMPTY', empty)}\n`)
   expect(out()).not.toContain('hunter2')
 })
 
@@ -131,6 +134,12 @@ it('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stoppin
     await hup('the certificate was not read again, the one read before stays')
     expect(out()).toMatch(/"level":40[^\n]*do not make a certificate and its key/)
     expect(await fingerprint()).toBe(second.fingerprint)
+    // An emptied certificate file (a rotation caught half-written) is refused too, not served.
+    await writeFile(certFile, '')
+    await hup('the certificate was not read again, the one read before stays')
+    expect(out()).toMatch(/"level":40[^\n]*holds no PEM certificate \(it is empty\)/)
+    expect(await fingerprint()).toBe(second.fingerprint)
+    await writeFile(certFile, second.cert)
     expect((await get('/v1/needs?node=ace', ace.token)).status).toBe(200)
 
     // The tokens: replaced, then a malformed file leaves them as they were.

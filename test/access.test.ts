@@ -162,7 +162,7 @@ describe('a token reads what its nodes allow', () => {
 })
 
 describe('open to everyone', () => {
-  test.each(['/healthz', '/readyz', '/openapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css'])('%s', async (path) => {
+  test.each(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css'])('%s', async (path) => {
     const got = await get(path)
     expect(got.status).toBe(200)
   })

@@ -12,11 +12,13 @@ describe('npm run bench', () => {
   it('prints every row of the table in a tiny run', async () => {
     // Load runs of a fraction of a second (HTTP's autocannon still takes its whole second): the
     // smoke proves every row is measured, not what the figures are.
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--small', '--keys', '500,1500', '--seconds', '0.3', '--rounds', '1'], { cwd: root, timeout: 110_000 })
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--small', '--keys', '500,1500', '--huge', '6000', '--seconds', '0.3', '--rounds', '1'], { cwd: root, timeout: 110_000 })
     const rows = stdout.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| what '))
-    const starts = ['HTTP:', 'bus:', 'one need over HTTP', 'cold start to ready', 'the same question', 'since:', 'put → visible', 'event streams:', 'memory per open idle event stream', 'bytes held per entry', 'RSS with empty buckets']
+    const starts = ['HTTP:', 'bus:', 'one need over HTTP', 'HTTP/2 with TLS', 'cold start to ready', 'the same question', 'since:', 'put → visible', 'event streams:',
+      'memory per open idle event stream', 'overview:', 'overview after one need changes', 'sweep:', 'during the sweep', 'bytes held per entry', 'RSS with empty buckets',
+      'cold start to ready', 'cold start to ready', 'bytes held per entry', 'bytes held per entry', 'the same question']
     expect(rows.map((r) => starts.find((s) => r.startsWith(`| ${s}`)))).toEqual(starts)
-    // The event stream rows wait for the route (GET /v1/needs/events): until it is served they say so.
-    for (const row of rows) expect(row, row).not.toMatch(/not measured(?!: GET \/v1\/needs\/events\?\S+ answers 404)/)
+    // The overview and HTTP/2 rows wait for their routes (GET /v1/nodes, ALPN h2): until served they say so.
+    for (const row of rows) expect(row, row).not.toMatch(/not measured(?!: (GET \/v1\/nodes answers 404|GET \S+ over HTTP\/2 with TLS))/)
   }, 120_000)
 })

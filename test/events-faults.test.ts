@@ -167,7 +167,7 @@ describe('bounds', () => {
     const three = await openStream(url)
     expect(three.status).toBe(503)
     expect(three.headers['retry-after']).toBe('5')
-    expect(JSON.parse(three.body)).toEqual({ error: { code: 'NOT_READY', message: 'this instance holds 2 event streams, its most (HTTP_MAX_STREAMS); try again in 5 s or ask another instance' } })
+    expect(JSON.parse(three.body)).toEqual({ error: { code: 'NOT_READY', message: 'this instance holds 2 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 2 of an even share of 2; try again in 5 s or ask another instance' } })
     one.close()
     await expect.poll(async () => (await openStream(url)).status, { timeout: 5000 }).toBe(200)
   }, 30_000)

@@ -190,6 +190,15 @@ describe('every status its own code', () => {
     expect([got.status, got.body]).toEqual([400, refused('BAD_REQUEST', `${path.slice(0, 200)}... (${path.length} characters) is not a valid URL path: a %-escape is broken; escape reserved characters completely, like %2F for /`)])
   })
 
+  it('a broken %-escape in a query value is 400 naming the parameter, as in a path, never quoting the value', async () => {
+    const message = (name: string) => `${name}: a %-escape in its value is broken; escape reserved characters completely (two hex digits of UTF-8 each, like %3A for :)`
+    for (const [path, name] of [['/v1/collect?node=ace&collection=shell%3', 'collection'], ['/v1/needs?node=%C3%28', 'node'], ['/v1/needs/events?access_token=sec%ZZret', 'access_token']] as const) {
+      const got = await http(path)
+      expect([got.status, got.body], path).toEqual([400, refused('BAD_REQUEST', message(name), name)])
+    }
+    expect(JSON.parse((await http('/v1/collect?collection=shell%3Azsh')).body)).toMatchObject({ what: 'collect' })
+  })
+
   it('a raw # in the request line is refused 400 naming it, never read as a query separator', async () => {
     const got = await raw('GET /v1/needs#node=ace HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
     expect(got.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)

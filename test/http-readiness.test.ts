@@ -66,4 +66,8 @@ it('/readyz is 503 while NATS is gone, and 200 again once it is back', async () 
     }
   })
   await expect.poll(async () => (await get('/readyz')).status, { timeout: 20_000 }).toBe(200)
+  // A not-ready answer is no fault of the service's: counted as NOT_READY, never INTERNAL.
+  const counted = (await running.metrics.registry.getSingleMetricAsString('mesh_provisioner_requests_total')).split('\n').filter((l) => l.includes('route="/readyz"'))
+  expect(counted.some((l) => l.includes('outcome="NOT_READY"'))).toBe(true)
+  expect(counted.some((l) => l.includes('outcome="INTERNAL"'))).toBe(false)
 })

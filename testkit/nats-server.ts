@@ -35,6 +35,8 @@ export interface NatsServerOptions {
   args?: string[]
   /** Sign-in by this token instead of the shipped users (NATS allows no token beside users). */
   token?: string
+  /** A JetStream store kept outside the server's temporary folder, which `dispose` leaves in place (the bench's large mesh, seeded once). */
+  storeDir?: string
 }
 
 /** The listening ports a server wrote to its ports file, by what listens. */
@@ -135,7 +137,7 @@ export class NatsServer {
     await writeFile(conf, [
       `listen: "127.0.0.1:${this.port === 0 ? -1 : this.port}"`,
       `ports_file_dir: ${JSON.stringify(this.dir)}`,
-      cluster?.jetstream === false ? '' : `jetstream { store_dir: ${JSON.stringify(join(this.dir, 'js'))} }`,
+      cluster?.jetstream === false ? '' : `jetstream { store_dir: ${JSON.stringify(this.opts.storeDir ?? join(this.dir, 'js'))} }`,
       this.opts.token === undefined ? 'include "accounts.conf"' : `authorization { token: ${JSON.stringify(this.opts.token)} }`,
       cluster === undefined
         ? ''

@@ -5,7 +5,7 @@ import type { NatsConnection, Service, ServiceMsg } from 'nats'
 import { backoff } from '../domain/backoff.js'
 import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
-import type { Provisioning, Question } from '../domain/answers/provisioning.js'
+import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readQuery } from '../domain/wire/request.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
@@ -69,8 +69,11 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
   })
 
   let countError: (err: Error) => void = () => {}
-  /** The questions of recent payloads, for the answer size they were read for: the same text is the same question. */
-  const questions = new RecentlyUsed<Question, number>(1024 * 1024, 1024)
+  /**
+   * The questions of recent payloads, for the answer size they were read for: the same text is the
+   * same question. Bounded by what they hold; their answers are the answer cache's to count.
+   */
+  const questions = new RecentlyUsed<Question, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_question, text) => questionBytes(text) })
   /** `settled`: a question with `since` has had its moment to reach the cursor's revision. */
   const handle = (msg: ServiceMsg, settled = false): void => {
     const started = process.hrtime.bigint()
@@ -80,7 +83,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     try {
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       const text = payloadText(msg.data)
-      const question = questions.obtain(text, maxBytes, () => provisioning.question(readQuery(readPayload(text)), { maxBytes }), () => text.length)
+      const question = questions.obtain(text, maxBytes, () => provisioning.question(readQuery(readPayload(text)), { maxBytes }))
       const query = question.query
       route = query.what
       if (query.since !== undefined && !settled) {

@@ -22,22 +22,24 @@ declare module 'fastify' {
   }
 }
 
-const REALM = 'mesh-provisioner'
+export const REALM = 'mesh-provisioner'
 
 export interface Admission {
   sha256: string
   reading: Reading
 }
 
-/** Whether what was admitted is still allowed by `tokens` (read again on SIGHUP): the token is there and still reads it. */
-export function stillAdmitted (admission: Admission, tokens: readonly Token[]): boolean {
+/** Why `tokens` (read again on SIGHUP) no longer allow what was admitted: the token is gone (401) or no longer reads it (403); undefined while they do. */
+export function refusalOf (admission: Admission, tokens: readonly Token[]): ProvisionerError | undefined {
   const token = tokens.find((t) => t.sha256 === admission.sha256)
-  return token !== undefined && forbidden(token, admission.reading) === undefined
+  if (token === undefined) return new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows any more (the tokens file was read again); ask the operator for one')
+  const why = forbidden(token, admission.reading)
+  return why === undefined ? undefined : new ProvisionerError('FORBIDDEN', why)
 }
 
-/** The routes anyone may read: the process's health, the document and the page that shows it. */
+/** The routes anyone may read: the process's health, the documents and the page that shows them. */
 function isOpen (url: string): boolean {
-  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/')
+  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/asyncapi.json' || url === '/docs' || url.startsWith('/docs/')
 }
 
 /** Routes ending in /events: a browser's EventSource cannot set headers, so the query carries the token. */

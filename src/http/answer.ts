@@ -12,7 +12,7 @@ export function etagOf (version: string, maxBytes: number): string {
 }
 
 /** Whether If-None-Match names this ETag (weak comparison, as RFC 9110 asks for GET and HEAD). */
-function held (ifNoneMatch: string | undefined, etag: string): boolean {
+export function namesEtag (ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false
   return ifNoneMatch.split(',').some((tag) => {
     const t = tag.trim()
@@ -23,7 +23,7 @@ function held (ifNoneMatch: string | undefined, etag: string): boolean {
 /** Answers 304 when the client holds `etag`; otherwise sends what `build` makes, tagged. */
 export function sendAnswer (request: FastifyRequest, reply: FastifyReply, etag: string, build: () => string | Buffer): FastifyReply {
   reply.header('etag', etag).header('cache-control', 'no-cache')
-  if (held(request.headers['if-none-match'], etag)) {
+  if (namesEtag(request.headers['if-none-match'], etag)) {
     request.outcome = 'not_modified'
     return reply.code(304).send()
   }

@@ -9,12 +9,14 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { registerAccess } from './access.js'
+import { refusalOf, registerAccess } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerEvents, type EventsOptions } from './events.js'
 import { lazyChildLogger } from './lazy-logger.js'
+import { Pool } from './holds.js'
 import { registerOperations } from './operations.js'
+import { brokenEscape } from './query-string.js'
 import { registerRoutes } from './routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
@@ -45,7 +47,21 @@ export interface AppDeps {
   https?: TlsPair
   /** The event streams' bounds (SPEC §8); absent: HTTP_MAX_STREAMS' default. */
   events?: EventsOptions
+  /** Requests held by `wait` at most (HTTP_MAX_WAITS, default 1000). */
+  maxWaits?: number
+  /** Connections at most (holds.ts' connectionBound); absent: Node's default, none. */
+  maxConnections?: number
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Ends the held requests (event streams, waits) whose token `tokens` (read again) no longer has, or no longer lets read what they hold. */
+    recheckHeld: (tokens: readonly Token[]) => void
+  }
+}
+
+/** HTTP_MAX_STREAMS' and HTTP_MAX_WAITS' default. */
+const MAX_HELD = 1000
 
 /** The log levels at which a debug line is written. */
 const WRITES_DEBUG = new Set(['debug', 'trace'])
@@ -90,6 +106,13 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     }
   })
   app.decorateRequest('outcome', 'ok')
+  if (deps.maxConnections !== undefined) {
+    const server = app.server as typeof app.server & { closeIdleConnections?: () => void }
+    server.maxConnections = deps.maxConnections
+    // A connection refused at the bound makes room: the keep-alive connections idle now are closed,
+    // so that the next one (a probe's) is taken.
+    server.on('drop', () => server.closeIdleConnections?.())
+  }
   app.setSerializerCompiler(plainJson)
 
   // Every route here only reads: any other method on a known path is 405 rather than 404.
@@ -161,8 +184,15 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     // A client never sends a fragment: a raw # is no query separator, and no key token holds one.
     // A refusal sent here ends the request: `done` is not called.
-    if (request.url.includes('#')) {
+    const url = request.url
+    const query = url.indexOf('?')
+    // Judged only when the query holds a '%': the hot path's URLs seldom do.
+    const broken = query !== -1 && url.includes('%', query) ? brokenEscape(url.slice(query + 1)) : undefined
+    if (url.includes('#')) {
       replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
+    } else if (broken !== undefined) {
+      // The parameter is named, never its value, which may be an access_token.
+      replyError(reply, badRequest(broken, `${quoted(broken)}: a %-escape in its value is broken; escape reserved characters completely (two hex digits of UTF-8 each, like %3A for :)`))
     } else if (!READS.has(request.method)) {
       // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
       refuseUnread(request.method, request.url, reply)
@@ -174,8 +204,23 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
-  registerRoutes(app, deps)
-  registerEvents(app, { ...deps, ...deps.events })
+  // Held requests, one pool per limit, shared fairly between callers (holds.ts says the rule).
+  const streams = new Pool(deps.events?.maxStreams ?? MAX_HELD, 'HTTP_MAX_STREAMS', 'event streams')
+  const waits = new Pool(deps.maxWaits ?? MAX_HELD, 'HTTP_MAX_WAITS', 'waiting requests')
+  app.decorate('recheckHeld', (tokens: readonly Token[]) => {
+    for (const pool of [streams, waits]) {
+      for (const held of pool.holds()) {
+        const refusal = held.admitted === undefined ? undefined : refusalOf(held.admitted, tokens)
+        if (refusal !== undefined) held.end({ refused: refusal })
+      }
+    }
+  })
+  // A stop answers the held waits at once, as at their end (the streams end in events.ts' own hook).
+  app.addHook('preClose', async () => {
+    for (const held of waits.holds()) held.end({ early: true })
+  })
+  registerRoutes(app, { ...deps, waits })
+  registerEvents(app, { ...deps, ...deps.events, streams })
   registerOperations(app, deps)
   return app
 }

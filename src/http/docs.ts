@@ -4,6 +4,7 @@
 import type { SwaggerOptions } from '@fastify/swagger'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
 import { LICENSE } from '../version.js'
+import { asyncApiText } from './asyncapi-document.js'
 import { judgedByTheDomain, plainJson } from './schemas.js'
 
 declare module 'fastify' {
@@ -42,7 +43,8 @@ function swaggerOptions (version: string): SwaggerOptions {
         version,
         description: 'The mesh provisioner\'s REST gateway: read-only HTTP over the same answers as the bus verb ' +
           '`mesh-provisioner.provisioning`: the registry (which domain answers which kind of placeholder), what each module ' +
-          'needs, what is applied where, and the items of every collection. Every refusal is `{"error":{"code","message","field"}}`.',
+          'needs, what is applied where, and the items of every collection. Every refusal is `{"error":{"code","message","field"}}`. ' +
+          'The verb, its discovery subjects and the event streams\' events are described by the AsyncAPI document, [/asyncapi.json](/asyncapi.json).',
         // npm's UNLICENSED (no licence granted) is no SPDX identifier; SPDX names such terms LicenseRef-.
         license: { name: LICENSE, identifier: LICENSE === 'UNLICENSED' ? 'LicenseRef-UNLICENSED' : LICENSE }
       },
@@ -99,6 +101,12 @@ export function registerDocs (app: FastifyInstance, version: string): void {
   let document: Promise<object> | undefined
   app.decorate('openapi', async () => await (document ??= generate(app, routes, version)))
   app.get('/openapi.json', { schema: { hide: true } }, async () => await app.openapi())
+  // Built on its first request too: most processes never serve it.
+  let asyncApi: string | undefined
+  app.get('/asyncapi.json', { schema: { hide: true } }, async (_request, reply) => {
+    asyncApi ??= asyncApiText(version)
+    return await reply.type('application/json; charset=utf-8').send(asyncApi)
+  })
 
   // The Swagger UI is built on the first request for it: registered at start, its plugin, static
   // file server and their modules held ~1.8 MB in every process, most of which never serve a page.

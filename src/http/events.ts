@@ -15,21 +15,13 @@ import { readParameters, type Query } from '../domain/wire/request.js'
 import { NARROWED_BY, RequestFields } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { stillAdmitted, type Admission } from './access.js'
 import { replyError } from './errors.js'
 import { judgedByTheDomain } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
-import type { Token } from './tokens.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Ends the open event streams whose token `tokens` (read again) no longer has, or no longer lets read what they follow. */
-    recheckStreams: (tokens: readonly Token[]) => void
-  }
-}
+import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
 
 export interface EventsOptions {
-  /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After. */
+  /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After, shared fairly between callers (holds.ts). */
   maxStreams?: number
   /** How often an idle stream sends a comment line to keep proxies from closing it (ms). */
   heartbeatMs?: number
@@ -37,22 +29,21 @@ export interface EventsOptions {
   stallMs?: number
 }
 
-export interface EventsDeps extends EventsOptions {
+export interface EventsDeps extends Omit<EventsOptions, 'maxStreams'> {
   provisioning: Provisioning
   views: Views
   metrics: Metrics
+  /** The open streams' pool (HTTP_MAX_STREAMS). */
+  streams: Pool
 }
 
 /** The event types a stream sends, in the order the OpenAPI document describes them. */
 export type EventType = 'put' | 'outOfShape' | 'synced' | 'delete' | 'stale' | 'live' | 'reset'
 
-const MAX_STREAMS = 1000
 const HEARTBEAT_MS = 15_000
 const STALL_MS = 30_000
 /** What a browser waits before it reconnects (the `retry:` field). */
 const RETRY_MS = 2000
-/** When a client refused for the stream limit may try again (s). */
-const RETRY_AFTER_S = 5
 /** How long an ended stream may take to close before it is cut (ms). */
 const END_GRACE_MS = 1000
 /** Entries per snapshot page and changes per read: the stream waits for its reader between them. */
@@ -382,14 +373,9 @@ function streamQuerystring (what: What) {
 export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
   const stallMs = deps.stallMs ?? STALL_MS
-  const maxStreams = deps.maxStreams ?? MAX_STREAMS
-  /** Each open stream, and what its token was let in to read (undefined on an open gateway). */
-  const open = new Map<Sse, Admission | undefined>()
+  /** Each open stream. */
+  const open = new Set<Sse>()
   const fanout = new Fanout()
-  app.decorate('recheckStreams', (tokens: readonly Token[]) => {
-    // Ended, a stream's EventSource comes back and meets the new tokens: 401 or 403, which it takes as final.
-    for (const [sse, admitted] of open) if (admitted !== undefined && !stillAdmitted(admitted, tokens)) sse.end()
-  })
 
   // What would keep the server's close waiting: streams, which never end by themselves, and
   // connections that never sent a byte (a client's spare or a browser's preconnect), which Node
@@ -400,15 +386,20 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     socket.once('close', () => connections.delete(socket))
   })
   app.addHook('preClose', async () => {
-    for (const sse of open.keys()) sse.end()
+    for (const sse of open) sse.end()
     for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
 
   async function stream (what: What, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
-    if (open.size >= maxStreams) {
+    let sse: Sse | undefined
+    // Ended early (another caller's share, or its token gone on SIGHUP), a stream's EventSource
+    // comes back and meets the rule or the new tokens: 503, 401 or 403.
+    const held: Hold = { caller: callerOf(request), admitted: request.admitted, end: () => sse?.end() }
+    const full = deps.streams.admit(held, request.method === 'HEAD')
+    if (full !== undefined) {
       reply.header('retry-after', String(RETRY_AFTER_S))
-      replyError(reply, new ProvisionerError('NOT_READY', `this instance holds ${open.size} event streams, its most (HTTP_MAX_STREAMS); try again in ${RETRY_AFTER_S} s or ask another instance`))
+      replyError(reply, full)
       return
     }
     if (request.method === 'HEAD') {
@@ -426,21 +417,22 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     // A stream's connection is never used again: closed with it, the service's stop need not wait for it to idle.
     raw.setHeader('connection', 'close')
     raw.writeHead(200)
-    const sse = new Sse(raw, stallMs, fanout, (type) => deps.metrics.eventSent(type))
-    open.set(sse, request.admitted)
+    const stream = sse = new Sse(raw, stallMs, fanout, (type) => deps.metrics.eventSent(type))
+    open.add(stream)
     deps.metrics.streamOpened()
-    const heartbeat = setInterval(() => sse.heartbeat(), heartbeatMs)
-    void sse.closed.then(() => {
+    const heartbeat = setInterval(() => stream.heartbeat(), heartbeatMs)
+    void stream.closed.then(() => {
       clearInterval(heartbeat)
-      open.delete(sse)
+      open.delete(stream)
+      deps.streams.release(held)
       deps.metrics.streamClosed()
     })
-    sse.write(`retry: ${RETRY_MS}\n\n`)
+    stream.write(`retry: ${RETRY_MS}\n\n`)
     try {
-      await new Follower(deps, fanout, sse, query, resume).run()
+      await new Follower(deps, fanout, stream, query, resume).run()
     } catch (err) {
       request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
-      sse.end()
+      stream.end()
     }
   }
 
@@ -476,9 +468,9 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
           },
           500: { description: 'The service failed to answer; the fault is logged.', content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: INTERNAL_EXAMPLE } } },
           503: {
-            description: `This instance holds as many streams as HTTP_MAX_STREAMS allows; try again after \`Retry-After\` seconds (${RETRY_AFTER_S}).`,
+            description: `This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after \`Retry-After\` seconds (${RETRY_AFTER_S}).`,
             headers: { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) },
-            content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: new ProvisionerError('NOT_READY', `this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS); try again in ${RETRY_AFTER_S} s or ask another instance`).toBody() } }
+            content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: new ProvisionerError('NOT_READY', `this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in ${RETRY_AFTER_S} s or ask another instance`).toBody() } }
           }
         }
       }

@@ -56,8 +56,10 @@ export function registerOperations (app: FastifyInstance, deps: OperationsDeps):
         '4XX': UNREAD
       }
     }
-  }, async (_request, reply) => {
+  }, async (request, reply) => {
     const body = readiness(deps)
+    // Not ready is an answer, not a fault: counted as such, never as INTERNAL.
+    if (!body.ready) request.outcome = 'NOT_READY'
     return reply.code(body.ready ? 200 : 503).header('cache-control', 'no-store').send(body)
   })
 

@@ -6,16 +6,16 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
-import type { Provisioning, Question } from '../domain/answers/provisioning.js'
+import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { readParameters, readQuery } from '../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../domain/wire/schemas.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
 import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
-import { readWait } from './wait.js'
+import { hold, MAX_WAIT_MS, needsWhat, readWait, type WaitDeps, type Waiting } from './wait.js'
 
-export interface RouteDeps {
+export interface RouteDeps extends WaitDeps {
   provisioning: Provisioning
   /** The most bytes one answer may take: the bus's max payload, so both faces cut alike. */
   maxAnswerBytes: () => number
@@ -45,7 +45,7 @@ const badRequest = (example: unknown) => refused('A parameter that the route doe
 
 const errorResponses = {
   500: refused('The service failed to answer; the fault is logged.', INTERNAL_EXAMPLE),
-  503: refused('The bucket is missing (it is served as soon as it appears) or still loading.', BUCKET_MISSING_EXAMPLE)
+  503: refused('The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again).', BUCKET_MISSING_EXAMPLE)
 }
 
 const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
@@ -57,10 +57,20 @@ interface Asked {
   tagged?: { version: string, etag: string }
 }
 
+/** The ETag of the question's answer now: made again only when its version moved. */
+function etagNow (asked: Asked, maxBytes: number): string {
+  const version = asked.question.version()
+  if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
+  return asked.tagged.etag
+}
+
 export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
-  /** The questions of recent URLs, for the answer size they were read for (the bus's max payload may change). */
-  const questions = new RecentlyUsed<Asked, number>(1024 * 1024, 1024)
+  /**
+   * The questions of recent URLs, for the answer size they were read for (the bus's max payload may
+   * change). Bounded by what they hold; their answers are the answer cache's to count.
+   */
+  const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })
   for (const what of WHATS) {
     const url = `/v1/${what}`
     app.get(url, {
@@ -88,26 +98,30 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
       const asked = questions.obtain(request.url, maxBytes, () => {
         const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
-        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText, query.since !== undefined) }
-      }, () => request.url.length)
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText) }
+      })
       const { question, wait } = asked
       const query = question.query
-      if (query.since !== undefined) {
-        await deps.provisioning.settle(query)
-        if (wait !== undefined) {
-          const gone = new AbortController()
-          reply.raw.once('close', () => { gone.abort() })
-          await deps.provisioning.changed({ ...query, since: query.since }, wait, gone.signal)
-        }
+      const since = query.since
+      if (since !== undefined) await deps.provisioning.settle(query)
+      if (wait !== undefined) {
+        needsWhat(since !== undefined, request.headers['if-none-match'])
+        const waiting: Waiting = since !== undefined
+          ? { ms: wait, since: { ...query, since } }
+          : { ms: wait, etag: () => etagNow(asked, maxBytes), moves: () => [deps.provisioning.moves(query)] }
+        if (await hold(request, reply, deps, waiting)) return reply
       }
-      const version = question.version()
-      if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
-      return sendAnswer(request, reply, asked.tagged.etag, () => question.answer().bytes)
+      return sendAnswer(request, reply, etagNow(asked, maxBytes), () => question.answer().bytes)
     })
   }
 
   for (const what of WHATS) registerEntryRoute(app, what, deps)
 }
+
+const ENTRY_WAIT = Type.String({
+  description: `With If-None-Match: hold the request while the entry still has that ETag, at most this long (\`500ms\`, \`5s\`, a bare number is seconds; at most ${MAX_WAIT_MS / 1000}s), then answer 200 with the entry as it is now, 304 when the wait ended with it unchanged, or 404 when it was deleted.`,
+  examples: ['30s']
+})
 
 /** What a one-entry route says of itself in the OpenAPI document. */
 const ONE_ENTRY: Record<What, { operationId: string, summary: string, notFound: string, invalid: Record<string, string> }> = {
@@ -134,7 +148,7 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
       description: `One ${what} entry, at key \`${shapeOf(what)}\` of bucket \`${BUCKETS[what]}\`: the entry as the ${what} answer lists it. ` +
         'Carries an ETag that moves only when this entry changes; send it back in If-None-Match to get 304.',
       params: entryParams(what),
-      querystring: Type.Object({}, { additionalProperties: false }),
+      querystring: Type.Object({ wait: Type.Optional(ENTRY_WAIT) }, { additionalProperties: false }),
       response: {
         200: json(`The ${what} entry.`, ENTRY_SCHEMAS[what].$id, ENTRY_EXAMPLES[what], ANSWER_HEADERS),
         304: notModified,
@@ -145,12 +159,21 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
     }
   }, async (request, reply) => {
     const { filter } = readQuery({ what, ...(request.params as Record<string, string>) })
-    readParameters(what, request.query as object, `GET ${url}`, [])
+    const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
+    readParameters(what, parameters, `GET ${url}`, [])
     for (const field of FIELDS[what]) {
       // An empty segment counts as not given, like any zero value; a key has every token.
       if (filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes every field of the key`)
     }
-    const entry = deps.provisioning.entry(what, keyOf(what, filter as Fields<typeof what>))
+    const key = keyOf(what, filter as Fields<typeof what>)
+    const wait = readWait(waitText)
+    if (wait !== undefined) {
+      needsWhat(false, request.headers['if-none-match'])
+      // Only a change of this key looks at the request.
+      const waiting = { ms: wait, etag: () => etagOf(deps.provisioning.entry(what, key).version, 0), moves: () => [{ what, filter }] }
+      if (await hold(request, reply, deps, waiting)) return reply
+    }
+    const entry = deps.provisioning.entry(what, key)
     return sendAnswer(request, reply, etagOf(entry.version, 0), () => entry.json)
   })
 }

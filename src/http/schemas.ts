@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Deletions, Entries, errorBodySchema, OutOfShape, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
+import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -40,7 +40,7 @@ const limit = Type.Integer({
 })
 
 const wait = Type.String({
-  description: `With \`since\`: hold the request until something this answer would show changes after the cursor, at most this long (\`500ms\`, \`5s\`, a bare number is seconds; at most ${MAX_WAIT_MS / 1000}s), then answer.`,
+  description: `Hold the request at most this long (\`500ms\`, \`5s\`, a bare number is seconds; at most ${MAX_WAIT_MS / 1000}s): with \`since\`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After.`,
   examples: ['30s']
 })
 
@@ -105,20 +105,3 @@ export const ErrorBody = errorBodySchema(HTTP_CODES)
 
 /** Shared schemas registered once with fastify; routes refer to them by $id. */
 export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness]
-
-/** A stream's `synced` event: the snapshot or the missed changes are complete. */
-export const StreamSynced = Type.Object({
-  cursor: Type.String({ description: 'The point of the bucket\'s history the stream has reached; also the event\'s `id:`.' }),
-  total: Type.Integer({ description: 'Every entry the filter keeps now.' }),
-  stale: Type.Boolean({ description: 'True while the stream shows what the service last knew.' })
-}, { description: 'The data of a `synced` event.' })
-
-/** A stream's `stale`, `live` and `reset` events: what happened, for people. */
-export const StreamReason = Type.Object({
-  reason: Type.String({ description: 'Why the stream is stale, live again, or starts again from a snapshot.' })
-}, { description: 'The data of a `stale`, `live` or `reset` event.' })
-
-/** The data of each event of a `what`'s stream (SPEC §8), by the event's name. */
-export function streamEventData (what: What): Readonly<Record<string, TSchema>> {
-  return { put: Entries[what], outOfShape: OutOfShape, delete: Deletions[what], synced: StreamSynced, stale: StreamReason, live: StreamReason, reset: StreamReason }
-}

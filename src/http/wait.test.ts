@@ -1,14 +1,16 @@
 import { describe, expect, test } from 'vitest'
-import { readWait } from './wait.js'
+import { needsWhat, readWait } from './wait.js'
 
 describe('readWait', () => {
   test.each([['500ms', 500], ['5s', 5000], ['30', 30_000], ['1.5', 1500], ['60s', 60_000], ['1m', 60_000], ['0', 0], ['', undefined], [undefined, undefined]])('%j is %j ms', (text, expected) => {
-    expect(readWait(text, true)).toBe(expected)
+    expect(readWait(text)).toBe(expected)
   })
   test.each([['61s'], ['2m'], ['-1'], ['soon'], ['5 parsecs'], [['1', '2']]])('refuses %j naming wait and what works', (text) => {
-    expect(() => readWait(text, true)).toThrow(expect.objectContaining({ code: 'BAD_REQUEST', field: 'wait', message: expect.stringMatching(/will not do; it takes a duration of at most 60s/) }))
+    expect(() => readWait(text)).toThrow(expect.objectContaining({ code: 'BAD_REQUEST', field: 'wait', message: expect.stringMatching(/will not do; it takes a duration of at most 60s/) }))
   })
-  test('without since it is refused, saying to give since', () => {
-    expect(() => readWait('5s', false)).toThrow(expect.objectContaining({ field: 'wait', message: expect.stringMatching(/give since/) }))
+  test('without since or If-None-Match it is refused, saying to give either', () => {
+    expect(() => { needsWhat(false, undefined) }).toThrow(expect.objectContaining({ field: 'wait', message: expect.stringMatching(/give since .* or If-None-Match/) }))
+    expect(() => { needsWhat(true, undefined) }).not.toThrow()
+    expect(() => { needsWhat(false, '"e"') }).not.toThrow()
   })
 })

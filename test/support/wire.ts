@@ -7,12 +7,13 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { TSchema } from 'typebox'
-import { Answers, ErrorBody as BusErrorBody, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
+import { Answers, Entries, ErrorBody as BusErrorBody, OutOfShape, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
 import { WHATS, type What } from '../../src/domain/wire/key-shapes.js'
 import { openApiText } from '../../src/http/openapi-document.js'
 import { ERROR_CODES } from '../../src/domain/wire/errors.js'
 import { HTTP_CODES, HTTP_STATUS } from '../../src/http/errors.js'
-import { ErrorBody as HttpErrorBody, streamEventData } from '../../src/http/schemas.js'
+import { Live, Reset, Stale, Synced } from '../../src/http/event-schemas.js'
+import { ErrorBody as HttpErrorBody } from '../../src/http/schemas.js'
 import { VERSION } from '../../src/version.js'
 
 interface Operation { responses: Record<string, { content?: Record<string, { schema?: object }> }> }
@@ -103,6 +104,12 @@ export function checkVerbBody (request: unknown, code: number, body: unknown): v
   const member = busAnswers.get(String((body as { what?: unknown } | null)?.what))
   if (member !== undefined) check(member, body, where)
   check(busAnswer, body, where)
+}
+
+/** The data of each event of a `what`'s stream (SPEC §8), by the event's name, as the AsyncAPI document gives them. */
+function streamEventData (what: What): Record<string, TSchema> {
+  const deleted = (Answers[what].properties.deleted as unknown as { items: TSchema }).items
+  return { put: Entries[what], outOfShape: OutOfShape, delete: deleted, synced: Synced, stale: Stale, live: Live, reset: Reset }
 }
 
 const events = new Map<What, Map<string, ValidateFunction>>()

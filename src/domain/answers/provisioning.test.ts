@@ -1,7 +1,7 @@
 // The answer document built from contents (no NATS here: entries are applied as a watch would).
 
 import fc from 'fast-check'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import type { KvEntry } from 'nats'
 import { keyOf, type What } from '../wire/key-shapes.js'
 import { generationOf, parseCursor } from '../wire/cursor.js'
@@ -278,6 +278,25 @@ describe('since: the changes after a cursor', () => {
     const p = provisioningOver('applied', c)
     expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: '5' } })).toThrow(expect.objectContaining({ code: 'CURSOR_EXPIRED', field: 'since' }))
     expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: c.revision + 1, generation: c.generation } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
+    // A newer generation this instance has not yet seen is waited for, like a revision ahead.
+    expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: `9${c.generation}` } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
+  })
+
+  test('settle waits only for a cursor ahead: an older generation\'s is refused at once', async () => {
+    const c = new Contents('applied', CREATED)
+    put(c, 'n1.a', '{}')
+    c.buildIndexes()
+    const view = { read: () => c, stale: false, listen: () => () => {} }
+    const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
+    const timed = async (generation: string, revision: number): Promise<number> => {
+      const started = Date.now()
+      await p.settle({ what: 'applied', filter: {}, since: { revision, generation } }, 300)
+      return Date.now() - started
+    }
+    expect(await timed('5', c.revision + 10)).toBeLessThan(100)
+    expect(await timed(c.generation, c.revision)).toBeLessThan(100)
+    expect(await timed(c.generation, c.revision + 1)).toBeGreaterThanOrEqual(250)
+    expect(await timed(`9${c.generation}`, 1)).toBeGreaterThanOrEqual(250)
   })
 })
 
@@ -305,6 +324,31 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     expect(p.version(ace)).not.toBe(updated)
     expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, total: 0 })
     expect(parse(p.ask({ what: 'needs', filter: { node: 'gone' } }).json).revision).toBeGreaterThan(0)
+  })
+
+  test('an out-of-shape key moves only the answers that may keep it: another node\'s leaves ace\'s alone', () => {
+    const c = new Contents('collect', CREATED)
+    put(c, 'ace.shell=3Azsh.m', '{}')
+    put(c, 'bob.shell=3Azsh.m', '{}')
+    c.buildIndexes()
+    const p = provisioningOver('collect', c)
+    const ace = { what: 'collect' as const, filter: { node: 'ace' } }
+    const zsh = { what: 'collect' as const, filter: { node: 'ace', collection: 'shell:zsh' } }
+    const before = { ace: p.version(ace), zsh: p.version(zsh) }
+    put(c, 'bob.odd', '{}')
+    put(c, 'bob.shell=3Azsh.m.extra', '{}')
+    put(c, 'bob.odd', '', 'DEL')
+    expect([p.version(ace), p.version(zsh)]).toEqual([before.ace, before.zsh])
+    expect(parse(p.ask({ what: 'collect', filter: { node: 'bob' } }).json).revision).toBe(c.revision)
+    // Kept by ace (no token of it contradicts node=ace): ace's answer moves; ace's zsh answer keeps it too.
+    put(c, 'ace', '{}')
+    expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, outOfShape: [{ key: 'ace' }] })
+    expect(parse(p.ask(zsh).json)).toMatchObject({ revision: c.revision, outOfShape: [{ key: 'ace' }] })
+    const odd = c.revision
+    // Another collection's out-of-shape key on ace moves ace's answer, not its zsh answer.
+    put(c, 'ace.env.m.x', '{}')
+    expect(parse(p.ask(ace).json).revision).toBe(c.revision)
+    expect(parse(p.ask(zsh).json).revision).toBe(odd)
   })
 })
 
@@ -362,5 +406,94 @@ describe('a question asked again', () => {
     expect(contents.revision).toBe(c.revision)
     same()
     expect(parse(q.answer().json).entries.map((e) => e['key'])).toEqual(['n1.mail.port.p'])
+  })
+})
+
+describe('what questions keep', () => {
+  test('a question keeps no answer of its own: the answer cache alone holds answers, and lets them go', () => {
+    const c = new Contents('applied', CREATED)
+    for (let i = 0; i < 50; i++) put(c, `n${i}.m`, `{"v":"${'x'.repeat(100)}"}`)
+    c.buildIndexes()
+    const p = provisioningOver('applied', c)
+    const q = p.question({ what: 'applied', filter: {} })
+    const first = q.answer()
+    expect(q.answer()).toBe(first)
+    // More distinct questions than the answer cache keeps push the first answer out.
+    for (let limit = 1; limit <= 1100; limit++) p.ask({ what: 'applied', filter: {}, limit })
+    const again = q.answer()
+    expect(again).not.toBe(first)
+    expect(again.json).toBe(first.json)
+  })
+})
+
+describe('held requests', () => {
+  /** A view whose signals the test sends. */
+  function followed (c: Contents) {
+    const listeners = new Set<(s: 'change' | 'state') => void>()
+    const view = { read: () => c, stale: false, listen: (l: (s: 'change' | 'state') => void) => { listeners.add(l); return () => { listeners.delete(l) } } }
+    const signal = (s: 'change' | 'state'): void => { for (const l of [...listeners]) l(s) }
+    return { p: createProvisioning({ byWhat: { needs: view } } as unknown as Views), signal, listeners }
+  }
+  const burst = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve))
+
+  test('a write elsewhere looks at no held request: one read of the changes a burst, whatever is held', async () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'bob.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p, signal, listeners } = followed(c)
+    const cursor = { revision: c.revision, generation: c.generation }
+    const gone = new AbortController()
+    const woken: string[] = []
+    const held = Array.from({ length: 300 }, async (_, i) => {
+      await p.changed([{ what: 'needs', filter: { node: `n${i}` }, since: cursor }], 60_000, gone.signal)
+      woken.push(`n${i}`)
+    })
+    const read = vi.spyOn(c, 'changesSince')
+    const looked = vi.spyOn(c.entries, 'get')
+    for (let i = 0; i < 20; i++) {
+      put(c, `bob.m.secret.w${i}`, '{}')
+      signal('change')
+      await burst()
+    }
+    expect(woken).toEqual([])
+    // The log is read once a burst for all of them, and no change is looked up for any of them.
+    expect(read.mock.calls.length).toBeLessThanOrEqual(20)
+    expect(looked).not.toHaveBeenCalled()
+    // A change one of them shows wakes that one alone.
+    put(c, 'n7.m.secret.x', '{}')
+    signal('change')
+    await vi.waitFor(() => { expect(woken).toEqual(['n7']) })
+    gone.abort()
+    await Promise.all(held)
+    expect(listeners.size).toBe(0)
+  })
+
+  test('without since, a change after now wakes it; a state change wakes every one', async () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p, signal } = followed(c)
+    let woken = 0
+    const ace = p.changed([{ what: 'needs', filter: { node: 'ace' } }], 60_000).then(() => woken++)
+    const all = p.changed([{ what: 'needs', filter: { node: 'zed' } }], 60_000).then(() => woken++)
+    put(c, 'ace.m.secret.b', '{}')
+    signal('change')
+    await ace
+    expect(woken).toBe(1)
+    signal('state')
+    await all
+    expect(woken).toBe(2)
+  })
+
+  test('moves names the filter whose changes may move the version', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    put(c, 'bob.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p } = followed(c)
+    // node+name has no index of its own: the node's range gives its revision, so any change on ace may move it.
+    expect(p.moves({ what: 'needs', filter: { node: 'ace', name: 'a' } })).toEqual({ what: 'needs', filter: { node: 'ace' } })
+    expect(p.moves({ what: 'needs', filter: { node: 'ace', kind: 'secret' } })).toEqual({ what: 'needs', filter: { node: 'ace', kind: 'secret' } })
+    expect(p.moves({ what: 'needs', filter: {} })).toEqual({ what: 'needs', filter: {} })
   })
 })

@@ -3,8 +3,9 @@
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
 import { RecentlyUsed } from './recently-used.js'
+import { Waiters, type Waiter } from './waiters.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
-import { formatCursor, type Cursor } from '../wire/cursor.js'
+import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { Query } from '../wire/request.js'
 import { entryHead, type StoredEntry } from '../store/entry.js'
@@ -14,24 +15,33 @@ import type { Views } from '../follow/views.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
 export class Answer {
-  private encoded: Buffer | undefined
-
-  constructor (
-    /** The answer document, serialized: everything a client reads is in here. */
-    readonly json: string,
-    /** The state it was built from (see Provisioning.version). */
-    readonly version: string
-  ) {}
-
   /**
    * Its UTF-8 bytes, encoded once: a repeated question on a quiet bucket gets the same answer from
    * the cache, and encoding 13 KB on every request was a fifth to a third of either face's time.
+   * Only the bytes are kept, so what the answer cache counts is what it holds.
    */
-  get bytes (): Buffer {
-    this.encoded ??= Buffer.from(this.json)
-    return this.encoded
+  readonly bytes: Buffer
+
+  constructor (
+    /** The answer document, serialized: everything a client reads is in here. */
+    json: string,
+    /** The state it was built from (see Provisioning.version). */
+    readonly version: string
+  ) {
+    this.bytes = Buffer.from(json)
+  }
+
+  /** The document as text (decoded again: for tests and tools, never on the hot path). */
+  get json (): string {
+    return this.bytes.toString()
   }
 }
+
+/** The answer cache's bound: the bytes of the answers it keeps. */
+const ANSWER_CACHE_BYTES = 16 * 1024 * 1024
+const ANSWER_CACHE_ENTRIES = 1024
+/** What an answer holds beyond its bytes and its key: the object, its version, the cache's slot. */
+const ANSWER_OVERHEAD = 256
 
 export interface AskOptions {
   /** The most bytes the serialized answer may take (the bus: the connection's max payload). */
@@ -70,8 +80,9 @@ const OUT_OF_SHAPE_SHARE = 1 / 4
 
 /**
  * One question asked again and again (a console polling one URL, a module asking at each start):
- * what it last found is kept while its bucket has not moved, so that asking costs a few
- * comparisons instead of narrowing, looking up and keying the answer cache each time.
+ * its version is kept while its bucket has not moved, and its key in the answer cache for good, so
+ * that asking costs a few comparisons and one lookup instead of narrowing and keying each time.
+ * It keeps no answer: answers are held by the answer cache alone, which counts their bytes.
  */
 export interface Question {
   readonly query: Query
@@ -80,6 +91,15 @@ export interface Question {
   version (): string
   /** As Provisioning.ask of the query. */
   answer (): Answer
+}
+
+/**
+ * What a Question holds beyond the text it was read from, for the faces' caches of questions: a
+ * three-field list question with the gateway's ETag measured 1.8 KB of heap. The text counts twice
+ * (the cache's key, and the values read from it).
+ */
+export function questionBytes (text: string): number {
+  return 2048 + 2 * text.length
 }
 
 export interface Provisioning {
@@ -115,10 +135,17 @@ export interface Provisioning {
    */
   settle (query: Query, ms?: number): Promise<void>
   /**
-   * Resolves when something `query` (with `since`) would show has changed after its cursor, when
-   * the view's state changes (stale, live, another generation), when `signal` aborts, or after `ms`.
+   * Resolves when a change that one of `queries` would show lands after its `since` (after now,
+   * for one without), when the view's state changes (stale, live, another generation), when
+   * `signal` aborts, or after `ms`. Only such a change looks at the request: a write elsewhere
+   * costs it nothing.
    */
-  changed (query: Query & { since: Cursor }, ms: number, signal?: AbortSignal): Promise<void>
+  changed (queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void>
+  /**
+   * The question whose changes may move `version(query)`: the filter of the index its revision is
+   * read from. A change it does not keep leaves the version (and an ETag made from it) alone.
+   */
+  moves (query: Query): Query
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
@@ -207,29 +234,44 @@ function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json
   return { json: `[${parts.join(',')}]`, bytes: bytes + 2, omitted }
 }
 
+/** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
+function changeOf (contents: Contents, what: What, n: Narrowing, key: string, revision: number): (Change & { entry?: StoredEntry }) | undefined {
+  const entry = contents.entries.get(key)
+  if (entry !== undefined) return n.matches(entry.fields) ? { type: 'put', json: entry.json, revision, entry } : undefined
+  const odd = contents.outOfShape.get(key)
+  if (odd !== undefined) return n.keepsTokens(odd.tokens) ? { type: 'outOfShape', json: odd.json, revision } : undefined
+  const parsed = parseKey(what, key)
+  return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? { type: 'delete', json: deletedJson(what, key, revision), revision } : undefined
+}
+
 /**
  * The changes after `since` the filter keeps, latest per key, oldest first: each a put of an
  * entry, a deletion, or an out-of-shape key put.
  */
 function * changesAfter (contents: Contents, what: What, n: Narrowing, since: number): Generator<Change & { entry?: StoredEntry }> {
   for (const [key, revision] of contents.changesSince(since)) {
-    const entry = contents.entries.get(key)
-    if (entry !== undefined) {
-      if (n.matches(entry.fields)) yield { type: 'put', json: entry.json, revision, entry }
-      continue
-    }
-    const odd = contents.outOfShape.get(key)
-    if (odd !== undefined) {
-      if (n.keepsTokens(odd.tokens)) yield { type: 'outOfShape', json: odd.json, revision }
-      continue
-    }
-    const parsed = parseKey(what, key)
-    if (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) yield { type: 'delete', json: deletedJson(what, key, revision), revision }
+    const change = changeOf(contents, what, n, key, revision)
+    if (change !== undefined) yield change
   }
 }
 
+/** The waiters' index of a filter: the key tokens it asks at its first field, when it asks any. */
+function indexOf (what: What, filter: Record<string, string>): Waiter['index'] {
+  const fields = FIELDS[what]
+  const position = fields.findIndex((f) => filter[f] !== undefined)
+  if (position === -1) return undefined
+  const field = fields[position] as string
+  return { position, tokens: [tokenOf(field, filter[field] as string)] }
+}
+
 export function createProvisioning (views: Views): Provisioning {
-  const cache = new RecentlyUsed<Answer>()
+  const waiters = new Map<What, Waiters>()
+  const waitersOf = (what: What): Waiters => {
+    let held = waiters.get(what)
+    if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
+    return held
+  }
+  const cache = new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
 
   /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
   function read (query: Query): { contents: Contents, stale: boolean } {
@@ -237,8 +279,12 @@ export function createProvisioning (views: Views): Provisioning {
     const contents = view.read()
     const since = query.since
     if (since !== undefined) {
-      if (since.generation !== contents.generation) {
+      const order = compareGenerations(since.generation, contents.generation)
+      if (order < 0) {
         throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+      }
+      if (order > 0) {
+        throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
       }
       if (since.revision > contents.revision) {
         throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
@@ -247,19 +293,35 @@ export function createProvisioning (views: Views): Provisioning {
     return { contents, stale: view.stale }
   }
 
+  /** Whether `since` names a point this instance has not reached: later in its generation, or of a newer one. */
+  function ahead (what: What, since: Cursor): boolean {
+    let contents: Contents
+    try {
+      contents = views.byWhat[what].read()
+    } catch {
+      return true // loading: the cursor may be reached once it is read
+    }
+    const order = compareGenerations(since.generation, contents.generation)
+    return order > 0 || (order === 0 && since.revision > contents.revision)
+  }
+
   function version (query: Query): string {
     const { contents, stale } = read(query)
     return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
   }
 
-  function ask (query: Query, opts: AskOptions = {}): Answer {
-    const { what, filter, after } = query
-    const { contents, stale } = read(query)
-    const n = narrowing(what, filter)
-    const revision = contents.revisionFor(n.positions)
-    const version = versionOf(contents, revision, stale)
-    const key = JSON.stringify([what, FIELDS[what].map((f) => filter[f]), after, query.since?.revision, query.limit, opts.defaultLimit, opts.maxBytes])
+  /** The answer cache's key of a question: what decides its bytes besides the state. */
+  function answerKey (query: Query, opts: AskOptions): string {
+    return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.limit, opts.defaultLimit, opts.maxBytes])
+  }
+
+  /** The answer kept under `key` for `version`, else built now (read in the same turn as `version`). */
+  function answerOf (query: Query, opts: AskOptions, key: string, version: string): Answer {
     return cache.obtain(key, version, () => {
+      const { what, filter, after } = query
+      const { contents, stale } = read(query)
+      const n = narrowing(what, filter)
+      const revision = contents.revisionFor(n.positions)
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
       const head = { what, contents, stale }
@@ -267,7 +329,11 @@ export function createProvisioning (views: Views): Provisioning {
         ? list(head, n, revision, after, limit, budget)
         : since(head, n, query.since.revision, limit, budget)
       return new Answer(json, version)
-    }, (answer) => answer.json.length)
+    })
+  }
+
+  function ask (query: Query, opts: AskOptions = {}): Answer {
+    return answerOf(query, opts, answerKey(query, opts), version(query))
   }
 
   function question (query: Query, opts: AskOptions = {}): Question {
@@ -275,7 +341,8 @@ export function createProvisioning (views: Views): Provisioning {
      * The state last asked about: a generation at one revision and staleness gives one answer (as
      * its version says). Named, not held: a question kept by a transport keeps no contents alive.
      */
-    let seen: { generation: string, revision: number, stale: boolean, version: string, answer?: Answer } | undefined
+    let seen: { generation: string, revision: number, stale: boolean, version: string } | undefined
+    const key = answerKey(query, opts)
     const now = (): NonNullable<typeof seen> => {
       const { contents, stale } = read(query)
       if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
@@ -287,11 +354,7 @@ export function createProvisioning (views: Views): Provisioning {
       query,
       opts,
       version: () => now().version,
-      answer: () => {
-        const state = now()
-        state.answer ??= ask(query, opts)
-        return state.answer
-      }
+      answer: () => answerOf(query, opts, key, now().version)
     }
   }
 
@@ -403,37 +466,58 @@ export function createProvisioning (views: Views): Provisioning {
       return { total: countOf(contents, narrowing(query.what, query.filter)), stale }
     },
     async settle (query, ms = SETTLE_MS) {
-      if (query.since !== undefined) await views.byWhat[query.what].reach(query.since.revision, ms)
+      const since = query.since
+      if (since === undefined || !ahead(query.what, since)) return
+      // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
+      // once, and waiting would only make the client time out first.
+      const view = views.byWhat[query.what]
+      await new Promise<void>((resolve) => {
+        const done = (): void => { clearTimeout(timer); stop(); resolve() }
+        const timer = setTimeout(done, ms)
+        const stop = view.listen(() => { if (!ahead(query.what, since)) done() })
+      })
     },
     listen: (what, listener) => views.byWhat[what].listen(listener),
-    async changed (query, ms, signal) {
-      const shows = (): boolean => {
-        try {
-          // The first change is enough: none is serialized beyond it.
-          return changesAfter(read(query).contents, query.what, narrowing(query.what, query.filter), query.since.revision).next().done !== true
-        } catch {
-          return true // a refusal is news too: the question is asked again and answers it
-        }
-      }
-      if (shows() || signal?.aborted === true) return
-      await new Promise<void>((resolve) => {
-        let looking = false
-        const done = (): void => {
-          clearTimeout(timer)
-          stop()
-          signal?.removeEventListener('abort', done)
-          resolve()
-        }
-        const timer = setTimeout(done, ms)
-        signal?.addEventListener('abort', done)
-        const stop = views.byWhat[query.what].listen((s) => {
-          if (s === 'state') return done()
-          if (looking) return
-          // One look per burst of changes, after the burst.
-          looking = true
-          setImmediate(() => { looking = false; if (shows()) done() })
+    async changed (queries, ms, signal) {
+      const held: Array<() => void> = []
+      try {
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer)
+            signal?.removeEventListener('abort', done)
+            resolve()
+          }
+          const timer = setTimeout(done, ms)
+          signal?.addEventListener('abort', done)
+          if (signal?.aborted === true) return done()
+          for (const query of queries) {
+            let after: number
+            try {
+              const { contents } = read(query)
+              const n = narrowing(query.what, query.filter)
+              // The first change is enough: none is serialized beyond it.
+              if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
+              after = query.since?.revision ?? contents.revision
+              held.push(waitersOf(query.what).add({
+                after,
+                index: indexOf(query.what, query.filter),
+                keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
+                wake: done
+              }))
+            } catch {
+              return done() // a refusal is news too: the question is asked again and answers it
+            }
+          }
         })
-      })
+      } finally {
+        for (const letGo of held) letGo()
+      }
+    },
+    moves (query) {
+      const { contents } = read(query)
+      const positions = contents.governing(narrowing(query.what, query.filter).positions)
+      const fields = FIELDS[query.what]
+      return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as string])) }
     },
     changes (query, limit) {
       const { contents } = read(query)

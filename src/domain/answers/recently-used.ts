@@ -1,64 +1,67 @@
 // Recent values kept by key, each with what it was made from (its version): while a bucket is quiet
 // a repeated question (a console polling, a module asking at start) costs a lookup, not a build.
-// The answers of the domain and the questions of the gateway's URLs are kept so.
+// The answers of the domain and the questions of both faces are kept so, each cache bounded by the
+// bytes its values really hold (as its owner measures them) and by count.
+
+import { LRUCache } from 'lru-cache'
 
 /** The most of the cache one value may take: a larger one would push out most of the others for one key. */
 const ONE_VALUE_SHARE = 0.25
 
-/** Least recently used first out, bounded by count and by bytes. */
-export class RecentlyUsed<T, V = string> {
-  private readonly entries = new Map<string, { version: V, value: T, bytes: number }>()
-  private bytes = 0
-  /** The key last kept or found: already the most recent, so a hit on it moves nothing (a move allocates). */
-  private newest: string | undefined
+export interface Bounds<T> {
+  /** The most bytes kept, as `bytesOf` counts them. */
+  maxBytes: number
+  maxEntries: number
+  /** The bytes `value`, kept under `key`, holds: the key counts, and whatever the value alone keeps alive. */
+  bytesOf: (value: T, key: string) => number
+}
 
-  constructor (private readonly maxBytes = 16 * 1024 * 1024, private readonly maxEntries = 1024) {}
+/** Least recently used first out (lru-cache: a hit moves two indexes of a typed array, no allocation of the map). */
+export class RecentlyUsed<T extends object | string, V = string> {
+  private readonly cache: LRUCache<string, { version: V, value: T }>
+
+  constructor ({ maxBytes, maxEntries, bytesOf }: Bounds<T>) {
+    this.cache = new LRUCache({
+      max: maxEntries,
+      maxSize: maxBytes,
+      maxEntrySize: maxBytes * ONE_VALUE_SHARE,
+      // lru-cache takes a positive whole number.
+      sizeCalculation: (kept, key) => Math.max(1, Math.ceil(bytesOf(kept.value, key)))
+    })
+  }
 
   /** The value kept for `key` if it was built from `version`. */
   get (key: string, version: V): T | undefined {
-    const hit = this.entries.get(key)
+    const hit = this.cache.get(key)
     if (hit === undefined) return undefined
     if (hit.version !== version) {
-      this.entries.delete(key)
-      this.bytes -= hit.bytes
+      this.cache.delete(key)
       return undefined
-    }
-    if (key !== this.newest) {
-      this.entries.delete(key)
-      this.entries.set(key, hit)
-      this.newest = key
     }
     return hit.value
   }
 
   /** The value kept for `key` if it was made for `version`; else what `make` makes, kept. */
-  obtain (key: string, version: V, make: () => T, bytesOf: (value: T) => number): T {
+  obtain (key: string, version: V, make: () => T): T {
     let value = this.get(key, version)
     if (value === undefined) {
       value = make()
-      this.set(key, version, value, bytesOf(value))
+      this.set(key, version, value)
     }
     return value
   }
 
-  set (key: string, version: V, value: T, bytes: number): void {
-    if (bytes > this.maxBytes * ONE_VALUE_SHARE) return
-    const old = this.entries.get(key)
-    if (old !== undefined) {
-      this.entries.delete(key)
-      this.bytes -= old.bytes
-    }
-    this.entries.set(key, { version, value, bytes })
-    this.newest = key
-    this.bytes += bytes
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.maxBytes && this.entries.size <= this.maxEntries) break
-      this.entries.delete(oldest)
-      this.bytes -= entry.bytes
-    }
+  /** Keeps `value`, unless it alone would take more than a quarter of the cache. */
+  set (key: string, version: V, value: T): void {
+    this.cache.set(key, { version, value })
   }
 
   get size (): number {
-    return this.entries.size
+    return this.cache.size
+  }
+
+  /** The bytes kept, as `bytesOf` counted them. */
+  get bytes (): number {
+    return this.cache.calculatedSize
   }
 }

@@ -124,16 +124,6 @@ export class BucketFollower {
     this.signal('state')
   }
 
-  /** Resolves once the view answers from `revision` or later (of its serving generation), or after `ms`. */
-  async reach (revision: number, ms: number): Promise<void> {
-    if ((this.serving?.revision ?? 0) >= revision) return
-    await new Promise<void>((resolve) => {
-      const done = (): void => { clearTimeout(timer); stop(); resolve() }
-      const timer = setTimeout(done, ms)
-      const stop = this.listen(() => { if ((this.serving?.revision ?? 0) >= revision) done() })
-    })
-  }
-
   /** Ends the current feed so that the loop binds again and resumes from the last revision. */
   restart (): void {
     this.current?.feed?.stop()

@@ -137,6 +137,23 @@ describe('indexes', () => {
     expect([set.upperBound(''), set.upperBound('n-1.a.b.k'), set.upperBound('n-2')]).toEqual([0, 2, 3])
   })
 
+  test('the cache of ranges keeps only prefixes some key had: distinct questions about absent nodes keep nothing', () => {
+    const c = new Contents('needs', 'gen-1')
+    const put = feeder(c)
+    put('n1.a.k.x')
+    put('n2.a.k.x')
+    c.buildIndexes()
+    for (let i = 0; i < 1000; i++) {
+      expect(c.revisionFor(new Map([[0, `absent-${i}`]]))).toBe(0)
+      expect(candidates(c, [[0, `absent-${i}`], [1, 'a']])).toEqual([[], true])
+    }
+    expect(candidates(c, [[0, 'n1']])).toEqual([['n1.a.k.x'], true])
+    expect(candidates(c, [[0, 'n2'], [1, 'a']])).toEqual([['n2.a.k.x'], true])
+    // Private, read here for its bound: one range per prefix value held (n1; n2 and n2.a, both looked
+    // at for the last question), never one per question.
+    expect((c as unknown as { ranges: Map<string, unknown> }).ranges.size).toBe(3)
+  })
+
   test('collect: a collection is indexed by its decoded name', () => {
     const c = new Contents('collect', 'gen-1')
     const put = feeder(c)

@@ -2,7 +2,7 @@
 // question cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
-import { FIELDS, fieldsOf, isDecoded, parseKey, type What } from '../wire/key-shapes.js'
+import { FIELDS, fieldsOf, isDecoded, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
@@ -35,6 +35,7 @@ const INDEXES: Record<What, number[][]> = {
 }
 
 const SEP = '\u0000'
+const NONE: readonly number[] = []
 
 /**
  * Whether an index's fields lead the key (node; node and module) and are written as they are: its
@@ -64,8 +65,15 @@ export class Contents {
   private readonly others: string[] = []
   private readonly otherNumbers = new Map<string, number>()
   revision = 0
-  /** The last revision that put or deleted an out-of-shape key. */
-  oddRevision = 0
+  /**
+   * The last revision that put or deleted an out-of-shape key, per field position: by the key's
+   * token there, and (`none`) of keys with no token there, which every filter on that field keeps.
+   * A filter reads the least of its fields' (conservative: every key it keeps is under each), so
+   * another node's out-of-shape write leaves its revision alone. Bounded by the tokens of this
+   * generation's out-of-shape keys, as the sets of the indexes are by their values.
+   */
+  private readonly oddAt: Array<{ byToken: Map<string, number>, none: number }>
+  private oddSeen = false
   /** The generation as cursors name it (SPEC §8). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
@@ -78,12 +86,18 @@ export class Contents {
   /**
    * The range of `all` each prefix asked for spans, kept until `all` changes its members: every
    * answer and ETag reads its filter's revision, and two binary searches through the key table cost
-   * several times a set's lookup.
+   * several times a set's lookup. Only prefixes some key of this generation had are kept, so it
+   * holds at most an entry per value of `prefixes` (a question naming a node no key has costs a
+   * lookup and keeps nothing: distinct filters asked no longer grow it).
    */
   private readonly ranges = new Map<string, [lo: number, hi: number]>()
+  /** What a value no key of this generation ever had narrows to: nothing, at revision 0 (never changed). */
+  private readonly none: KeySet
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
+    this.oddAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
+    this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
   }
 
@@ -163,19 +177,44 @@ export class Contents {
     if (put) {
       const json = outOfShapeJson(key, revision, reason as string)
       if (!this.outOfShape.has(key) && this.indexed) this.oddKeys.add(key)
-      this.outOfShape.set(key, { key, tokens: key.split('.'), revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
-      this.oddRevision = revision
+      const tokens = key.split('.')
+      this.outOfShape.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
+      this.markOdd(tokens, revision)
       return
     }
-    if (this.outOfShape.delete(key)) {
+    const held = this.outOfShape.get(key)
+    if (held !== undefined) {
+      this.outOfShape.delete(key)
       if (this.indexed) this.oddKeys.delete(key)
-      this.oddRevision = revision
+      this.markOdd(held.tokens, revision)
       return
     }
     // The deletion of a key never held: its fields, when it has them, say which answers it touches.
     const parsed = parseKey(this.what, key)
-    if (!parsed.ok) this.oddRevision = revision
+    if (!parsed.ok) this.markOdd(key.split('.'), revision)
     else if (this.indexed) this.index(parsed.values, revision)
+  }
+
+  /** Marks an out-of-shape key's change under each of its tokens (see oddAt). */
+  private markOdd (tokens: readonly string[], revision: number): void {
+    this.oddSeen = true
+    this.oddAt.forEach((at, p) => {
+      const token = tokens[p]
+      if (token === undefined) at.none = revision
+      else at.byToken.set(token, revision)
+    })
+  }
+
+  /** The last revision of an out-of-shape key a filter on `filter`'s fields may keep (see oddAt). */
+  private oddRevisionFor (filter: ReadonlyMap<number, string>): number {
+    if (!this.oddSeen) return 0
+    let revision = Infinity
+    for (const [p, value] of filter) {
+      const at = this.oddAt[p]
+      if (at === undefined) continue
+      revision = Math.min(revision, Math.max(at.none, at.byToken.get(tokenOf(FIELDS[this.what][p] as string, value)) ?? 0))
+    }
+    return revision === Infinity ? 0 : revision
   }
 
   /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
@@ -205,11 +244,11 @@ export class Contents {
 
   /**
    * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
-   * of the narrowest set holding every match, and of any out-of-shape key.
+   * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
   revisionFor (filter: ReadonlyMap<number, string>): number {
     if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.oddRevision)
+    return Math.max(this.candidates(filter).set.revision, this.oddRevisionFor(filter))
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
@@ -269,19 +308,29 @@ export class Contents {
    * The narrowest sorted set holding every entry that matches `filter` (decoded values by field
    * position), and whether every key in it matches (then no entry need be checked).
    */
-  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean } {
-    let best: { set: KeySet, exact: boolean } = { set: this.all as KeySet, exact: filter.size === 0 }
+  candidates (filter: ReadonlyMap<number, string>): { set: KeySet, exact: boolean, positions: readonly number[] } {
+    let best: { set: KeySet, exact: boolean, positions: readonly number[] } = { set: this.all as KeySet, exact: filter.size === 0, positions: NONE }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
       const value = positions.map((p) => filter.get(p)).join(SEP)
       const revisions = this.prefixes.get(positions)
+      const revision = revisions?.get(value)
       const set = revisions !== undefined
-        ? this.range(value, revisions.get(value) ?? 0)
-        : this.indexes.get(positions)?.get(value) ?? new SortedSlots(this.entries.keys)
+        ? revision === undefined ? this.none : this.range(value, revision)
+        : this.indexes.get(positions)?.get(value) ?? this.none
       const exact = positions.length === filter.size
-      if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact }
+      if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact, positions }
     }
     return best
+  }
+
+  /**
+   * The field positions of `filter` whose changes may move `revisionFor(filter)`: those of the set
+   * it reads (its revision moves with any key of that set's value), and the out-of-shape keys a
+   * filter on them keeps are a superset of those `filter` keeps.
+   */
+  governing (filter: ReadonlyMap<number, string>): readonly number[] {
+    return filter.size === 0 ? NONE : this.candidates(filter).positions
   }
 
   /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */

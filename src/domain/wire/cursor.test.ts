@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { formatCursor, generationOf, parseCursor } from './cursor.js'
+import { compareGenerations, formatCursor, generationOf, parseCursor } from './cursor.js'
 
 describe('generationOf', () => {
   test.each([
@@ -22,4 +22,14 @@ describe('cursors', () => {
   test.each(['', '12', 'a-1', '1-', '-1', '1-2-3', '1.5-2', '99999999999999999-1'])('refuses %j naming since', (text) => {
     expect(() => parseCursor(text)).toThrow(expect.objectContaining({ code: 'BAD_REQUEST', field: 'since', message: expect.stringMatching(/is not a cursor; it takes the `cursor` of an earlier answer/) }))
   })
+})
+
+test.each([
+  ['1795945200123456789', '1795945200123456790', -1],
+  ['1795945200123456790', '1795945200123456789', 1],
+  ['5', '1795945200123456789', -1],
+  ['0001795945200123456789', '1795945200123456789', 0],
+  ['999', '1000', -1]
+])('generations are ordered by the creation time they name: %s against %s', (a, b, sign) => {
+  expect(Math.sign(compareGenerations(a, b))).toBe(sign)
 })

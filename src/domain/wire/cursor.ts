@@ -20,6 +20,17 @@ export function generationOf (created: string): string {
   return (BigInt(seconds) * 1_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'))).toString()
 }
 
+/**
+ * Orders two generations by the creation time they name (SPEC §8): negative when `a` is older.
+ * Both are decimal digits, so the longer (leading zeros aside) is the later.
+ */
+export function compareGenerations (a: string, b: string): number {
+  const x = a.replace(/^0+(?=\d)/, '')
+  const y = b.replace(/^0+(?=\d)/, '')
+  if (x.length !== y.length) return x.length - y.length
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
 export function formatCursor (revision: number, generation: string): string {
   return `${revision}-${generation}`
 }

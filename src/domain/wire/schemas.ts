@@ -157,13 +157,6 @@ export const Entries = {
   applied: entrySchema('applied'),
   collect: entrySchema('collect')
 }
-/** Each bucket's deleted key, as `since` lists it under `deleted` and a stream's `delete` event carries it. */
-export const Deletions = {
-  registry: deletedSchema('registry'),
-  needs: deletedSchema('needs'),
-  applied: deletedSchema('applied'),
-  collect: deletedSchema('collect')
-}
 
 /** The verb's answer: one of the four answer documents. */
 export const ProvisioningAnswer = Type.Union([Answers.registry, Answers.needs, Answers.applied, Answers.collect], {

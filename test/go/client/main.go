@@ -194,6 +194,10 @@ func discover(nc *nats.Conn, verb micro.Verb, v interface{}) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-describe" {
+		describe()
+		return
+	}
 	url := os.Getenv("NATS_URL")
 	node := connect(url, os.Getenv("NATS_USER"), os.Getenv("NATS_PASSWORD"), nats.CustomInboxPrefix(os.Getenv("NATS_INBOX_PREFIX")))
 	defer node.Close()

@@ -1,0 +1,136 @@
+// What every group of the bench shares: its settings (the command line), the log, the statistics,
+// the alternating rounds, and the ways of starting and loading a service or a floor.
+
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { parseArgs } from 'node:util'
+import { request } from 'undici'
+import { NatsServer } from '../testkit/nats-server.js'
+import type { Memory } from './serve.js'
+import { busLoad, Child } from './child.js'
+
+const { values: args } = parseArgs({
+  options: {
+    small: { type: 'boolean', default: false },
+    keys: { type: 'string' },
+    huge: { type: 'string' },
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    streams: { type: 'string' },
+    results: { type: 'string' },
+    only: { type: 'string' },
+    'service-user': { type: 'string', default: 'mesh-provisioner' }
+  }
+})
+export const smallRun = args.small
+export const [smallKeys, largeKeys] = (args.keys ?? (smallRun ? '1000,3000' : '10000,300000')).split(',').map(Number) as [number, number]
+/** The mesh at ten times today's (issue 21): seeded once into a store the bench keeps. */
+export const hugeKeys = Number(args.huge ?? (smallRun ? 6000 : 3_000_000))
+export const seconds = Number(args.seconds ?? (smallRun ? 1 : 5))
+export const rounds = Number(args.rounds ?? (smallRun ? 1 : 3))
+/** Event streams open at once on one node's filter (HTTP_MAX_STREAMS allows 1000 by default). */
+export const streamCount = Number(args.streams ?? (smallRun ? 20 : 1000))
+/** Which groups of rows to measure (`--only cold,memory`): a focused run while working on one goal. */
+export const GROUPS = ['http', 'bus', 'latency', 'cold', 'scale', 'since', 'visible', 'streams', 'memory', 'huge', 'sweep', 'overview', 'h2'] as const
+export type Group = typeof GROUPS[number]
+const only = new Set(args.only?.split(',') ?? GROUPS)
+for (const g of only) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only takes groups among ${GROUPS.join(', ')}; not ${g}`)
+export const measures = (group: Group): boolean => only.has(group)
+// A focused run does not rewrite the page of full runs.
+export const results = args.results ?? (smallRun || args.only !== undefined ? undefined : 'bench/RESULTS.md')
+/** Who the service signs in as: its least-privilege user, or admin to measure the code without the grants' cost. */
+export const serviceUser = args['service-user'] === 'admin' ? 'admin' : 'mesh-provisioner'
+export const IN_FLIGHT = 64
+export const SUBJECT = 'mesh-provisioner.provisioning'
+export const FLOOR_SUBJECT = 'bench.floor'
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 === 1 ? s[mid] as number : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+}
+export const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number
+const began = performance.now()
+export const log = (text: string): void => { process.stderr.write(`bench ${((performance.now() - began) / 1000).toFixed(1)}s: ${text}\n`) }
+
+/** Runs `a` and `b` alternately `n` times; the median of each. */
+export async function alternate (a: () => Promise<number>, b: () => Promise<number>, n = rounds): Promise<[number, number]> {
+  const as: number[] = []
+  const bs: number[] = []
+  for (let r = 0; r < n; r++) {
+    as.push(await a())
+    bs.push(await b())
+    log(`round ${r}: ${as.at(-1)?.toFixed(0)} against ${bs.at(-1)?.toFixed(0)}`)
+  }
+  return [median(as), median(bs)]
+}
+
+/** The bench's own hand on a server (seeding, floors, load): the shipped configuration's admin. */
+export function adminEnv (server: NatsServer): Record<string, string> {
+  const { user, pass } = NatsServer.credentials('admin')
+  return { NATS_URL: server.url, NATS_USER: user, NATS_PASSWORD: pass }
+}
+
+export async function startServiceChild (server: NatsServer, env: Record<string, string> = {}): Promise<{ child: Child, ready: { coldMs: number, url: string } }> {
+  const child = Child.start('serve', ['service'], { ...(serviceUser === 'admin' ? adminEnv(server) : server.serviceEnv()), LOG_LEVEL: 'error', ...env })
+  return { child, ready: await child.next('ready') }
+}
+
+/** req/s of `url` under load; logs the CPU a request cost `server` (a process stuck in a slower mode shows there first). */
+export async function httpLoad (url: string, server: Child): Promise<number> {
+  const cpuBefore = server.cpuMicros()
+  const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
+  // autocannon counts whole seconds; a smoke run skips the warmup.
+  const warmup = Math.round(seconds / 5)
+  const load = ['-c', String(IN_FLIGHT), '-d', String(Math.max(1, Math.round(seconds)))]
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn(process.execPath, [bin, '-j', ...load, ...(warmup > 0 ? ['--warmup', '[', '-c', String(IN_FLIGHT), '-d', String(warmup), ']'] : []), url], { stdio: ['ignore', 'pipe', 'ignore'] })
+    let text = ''
+    p.stdout.on('data', (d: Buffer) => { text += d.toString() })
+    p.once('error', reject)
+    p.once('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`)))
+  })
+  // With --warmup, autocannon prints the warmup's result first: the run's is the last line.
+  const runs = out.trim().split('\n').map((line) => JSON.parse(line) as { requests: { average: number, total: number }, non2xx: number, errors: number })
+  const r = runs.at(-1) as typeof runs[number]
+  const answered = runs.reduce((sum, run) => sum + run.requests.total, 0)
+  log(`${server.name}: ${((server.cpuMicros() - cpuBefore) / answered).toFixed(1)} µs of CPU a request`)
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
+  return r.requests.average
+}
+
+export async function busRate (server: NatsServer, subject: string, payload: string | string[]): Promise<number> {
+  const r = await busLoad(adminEnv(server), { subject, payloads: Array.isArray(payload) ? payload : [payload], inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
+  if (r.errors > 0) throw new Error(`${subject}: ${r.errors} error replies under load`)
+  return r.rps
+}
+
+/** p50 of `n` sequential calls of `fn` (ms). */
+export async function p50 (fn: (i: number) => Promise<unknown>, n: number): Promise<number> {
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const t = performance.now()
+    await fn(i)
+    times.push(performance.now() - t)
+  }
+  return median(times)
+}
+
+/** Headers the floor does not copy: those of the connection and those its server writes itself. */
+const OWN_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'])
+
+export async function httpBody (url: string): Promise<{ status: number, body: string, headers: Record<string, string> }> {
+  const r = await request(url)
+  const headers = Object.fromEntries(Object.entries(r.headers).filter(([name, value]) => !OWN_HEADERS.has(name) && typeof value === 'string')) as Record<string, string>
+  return { status: r.statusCode, body: await r.body.text(), headers }
+}
+
+/** The RSS of a service child once its garbage is collected. */
+export async function memoryOf (child: Child): Promise<Memory> {
+  child.send({ type: 'rss' })
+  return await child.next('rss')
+}
+
+export async function rssOf (child: Child): Promise<number> {
+  return (await memoryOf(child)).rss
+}

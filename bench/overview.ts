@@ -1,0 +1,67 @@
+// The mesh at a glance (issue 21): what the overview routes cost per row they answer, at two sizes,
+// and what one change costs the next overview against a cached one.
+
+import type { NatsConnection } from 'nats'
+import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
+import { QUESTION } from './mesh.js'
+import { SUBJECT, alternate, httpBody, log, p50, smallRun } from './measure.js'
+import type { Row } from './table.js'
+
+const utf8 = new TextEncoder()
+
+/** The p50 of `path` asked with a limit that differs each time (no cached answer), and the rows one answer holds. */
+async function uncached (url: string, path: string, rowsOf: (body: Record<string, unknown[]>) => number): Promise<{ ms: number, rows: number }> {
+  const n = smallRun ? 20 : 200
+  let rows = 0
+  const ms = await p50(async (i) => {
+    const r = await httpBody(`${url}${path}${path.includes('?') ? '&' : '?'}limit=${10_000 - i}`)
+    if (r.status !== 200) throw new Error(`GET ${path} answers ${r.status}: ${r.body.slice(0, 200)}`)
+    rows = rowsOf(JSON.parse(r.body) as Record<string, unknown[]>)
+  }, n)
+  return { ms, rows }
+}
+
+/** Time per row of /v1/nodes and /v1/modules?state=pending together, uncached (ms). */
+async function perRow (url: string): Promise<number> {
+  const nodes = await uncached(url, '/v1/nodes', (b) => b['nodes']?.length ?? 0)
+  const pending = await uncached(url, '/v1/modules?state=pending', (b) => b['modules']?.length ?? 0)
+  log(`overview at ${url}: /v1/nodes ${nodes.rows} rows in ${nodes.ms.toFixed(2)} ms, pending modules ${pending.rows} rows in ${pending.ms.toFixed(2)} ms`)
+  return (nodes.ms + pending.ms) / Math.max(1, nodes.rows + pending.rows)
+}
+
+/** The p50 of the next /v1/nodes once a need has changed (and the verb shows it), and of a cached one. */
+async function afterChange (url: string, nc: NatsConnection): Promise<{ changed: number, cached: number }> {
+  const kv = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
+  const n = smallRun ? 20 : 200
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const revision = await kv.put(keyOf('needs', { node: QUESTION.node, module: QUESTION.module, kind: 'port', name: `port-${i % 10}` }), JSON.stringify({ wanted: 7000 + i }))
+    const asked = utf8.encode(JSON.stringify(QUESTION))
+    for (;;) {
+      const m = await nc.request(SUBJECT, asked, { timeout: 10_000 })
+      if (Number(/"revision":(\d+)/.exec(new TextDecoder().decode(m.data.subarray(0, 200)))?.[1]) >= revision) break
+    }
+    const t = performance.now()
+    await httpBody(`${url}/v1/nodes`)
+    times.push(performance.now() - t)
+  }
+  const cached = await p50(async () => await httpBody(`${url}/v1/nodes`), n)
+  times.sort((a, b) => a - b)
+  return { changed: times[times.length >> 1] as number, cached }
+}
+
+export async function overviewRows (small: { url: string, keys: number }, large: { url: string, keys: number, nc: NatsConnection }): Promise<Row[]> {
+  const perRowWhat = `overview: /v1/nodes and /v1/modules?state=pending, uncached, time per row at ${large.keys} keys (ms); floor: the same at ${small.keys} keys`
+  const changeWhat = `overview after one need changes: the next /v1/nodes at ${large.keys} keys (ms); floor: a cached answer`
+  const probe = await httpBody(`${large.url}/v1/nodes`)
+  if (probe.status !== 200) {
+    const missing = `GET /v1/nodes answers ${probe.status}: the gateway does not serve the overview yet`
+    return [{ what: perRowWhat, missing, unit: 'ms', goal: { lower: 1.5 } }, { what: changeWhat, missing, unit: 'ms', goal: { lower: 3 } }]
+  }
+  const [atLarge, atSmall] = await alternate(async () => await perRow(large.url), async () => await perRow(small.url))
+  const { changed, cached } = await afterChange(large.url, large.nc)
+  return [
+    { what: perRowWhat, service: atLarge, floor: atSmall, unit: 'ms', goal: { lower: 1.5 } },
+    { what: changeWhat, service: changed, floor: cached, unit: 'ms', goal: { lower: 3 } }
+  ]
+}

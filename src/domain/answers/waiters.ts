@@ -1,0 +1,152 @@
+// The requests held until a change they would show (SPEC §8 "Waiting", "Bounds"): indexed by the
+// key token their filter asks at one field, so that a burst of changes is read once for them all
+// and each change looks only at the waiters whose token it has. A write elsewhere costs a held
+// request nothing, however many are held.
+
+import type { Contents } from '../store/contents.js'
+import type { ViewSignal } from '../follow/bucket-follower.js'
+
+/** The view a Waiters follows: what bucket-follower gives. */
+export interface Followed {
+  read: () => Contents
+  listen: (listener: (signal: ViewSignal) => void) => () => void
+}
+
+export interface Waiter {
+  /** Changes after this revision wake it. */
+  readonly after: number
+  /** The tokens a key must have at `position` to be kept (an out-of-shape key without a token there may be); absent: any key may. */
+  readonly index: { position: number, tokens: readonly string[] } | undefined
+  /** Whether the change of `key` is one the waiter would show. */
+  readonly keeps: (contents: Contents, key: string) => boolean
+  readonly wake: () => void
+}
+
+export class Waiters {
+  private readonly any = new Set<Waiter>()
+  /** By position, then by token: the waiters indexed there. */
+  private readonly byToken = new Map<number, Map<string, Set<Waiter>>>()
+  private held = 0
+  /** The changes looked at so far: the next look reads those after. Set while any waiter is held. */
+  private seen: { generation: string, revision: number } | undefined
+  private looking = false
+  private unlisten: (() => void) | undefined
+
+  constructor (private readonly view: Followed) {}
+
+  get size (): number {
+    return this.held
+  }
+
+  /** Holds `waiter` until it is woken (then it is let go) or the returned function lets it go. */
+  add (waiter: Waiter): () => void {
+    if (this.held === 0) {
+      const contents = this.view.read()
+      this.seen = { generation: contents.generation, revision: contents.revision }
+      this.unlisten = this.view.listen((signal) => this.signal(signal))
+    }
+    this.held++
+    for (const set of this.setsOf(waiter)) set.add(waiter)
+    let gone = false
+    return () => {
+      if (gone) return
+      gone = true
+      this.remove(waiter)
+      if (--this.held === 0) {
+        this.unlisten?.()
+        this.unlisten = this.seen = undefined
+      }
+    }
+  }
+
+  /** Takes `waiter` out of the index, and the sets it leaves empty with it: the index holds only what is held. */
+  private remove (waiter: Waiter): void {
+    if (waiter.index === undefined) {
+      this.any.delete(waiter)
+      return
+    }
+    const byToken = this.byToken.get(waiter.index.position)
+    for (const token of waiter.index.tokens) {
+      const set = byToken?.get(token)
+      set?.delete(waiter)
+      if (set?.size === 0) byToken?.delete(token)
+    }
+    if (byToken?.size === 0) this.byToken.delete(waiter.index.position)
+  }
+
+  private setsOf (waiter: Waiter): Array<Set<Waiter>> {
+    if (waiter.index === undefined) return [this.any]
+    let byToken = this.byToken.get(waiter.index.position)
+    if (byToken === undefined) this.byToken.set(waiter.index.position, (byToken = new Map()))
+    const sets: Array<Set<Waiter>> = []
+    for (const token of waiter.index.tokens) {
+      let set = byToken.get(token)
+      if (set === undefined) byToken.set(token, (set = new Set()))
+      sets.push(set)
+    }
+    return sets
+  }
+
+  private signal (signal: ViewSignal): void {
+    if (signal === 'state') {
+      this.wakeAll()
+      return
+    }
+    if (this.looking) return
+    // One look per burst of changes, after the burst.
+    this.looking = true
+    setImmediate(() => {
+      this.looking = false
+      this.look()
+    })
+  }
+
+  private wakeAll (): void {
+    for (const waiter of this.all()) waiter.wake()
+  }
+
+  private * all (): Generator<Waiter> {
+    yield * [...this.any]
+    for (const byToken of this.byToken.values()) for (const set of byToken.values()) yield * [...set]
+  }
+
+  /** Reads the changes since the last look once, and wakes the waiters that keep one. */
+  private look (): void {
+    const seen = this.seen
+    if (seen === undefined) return
+    let contents: Contents
+    try {
+      contents = this.view.read()
+    } catch {
+      this.wakeAll() // a refusal is news too: the question is asked again and answers it
+      return
+    }
+    if (contents.generation !== seen.generation) {
+      this.wakeAll()
+      return
+    }
+    const woken = new Set<Waiter>()
+    for (const [key, revision] of contents.changesSince(seen.revision)) {
+      const tokens = key.split('.')
+      for (const waiter of this.candidates(tokens)) {
+        if (revision > waiter.after && !woken.has(waiter) && waiter.keeps(contents, key)) woken.add(waiter)
+      }
+    }
+    seen.revision = contents.revision
+    for (const waiter of woken) waiter.wake()
+  }
+
+  /** The waiters a key with `tokens` may wake: the unindexed, and those indexed by a token it has (or by any, where it has none). */
+  private * candidates (tokens: readonly string[]): Generator<Waiter> {
+    yield * this.any
+    for (const [position, byToken] of this.byToken) {
+      const token = tokens[position]
+      if (token !== undefined) {
+        const set = byToken.get(token)
+        if (set !== undefined) yield * set
+      } else {
+        for (const set of byToken.values()) yield * set
+      }
+    }
+  }
+}

@@ -1,0 +1,220 @@
+// The AsyncAPI 3 document of the faces that are not request/response HTTP: the verb on the bus,
+// micro discovery, and the event streams (GET /v1/{what}/events). Built from the same typebox
+// schemas as the OpenAPI document; the questions and the streams come from the schemas' own maps,
+// so a question added there is described here without a word changed. Committed as
+// asyncapi/asyncapi.json (`npm run openapi` writes it; a test fails when it drifts).
+
+import type { TSchema } from 'typebox'
+import { Type } from 'typebox'
+import { MICRO_CODE } from '../bus/errors.js'
+import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
+import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
+import { Answers, Entries, ErrorBody, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
+import { Live, Reset, Stale, Synced } from './event-schemas.js'
+
+/** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
+export const VERB_SUBJECT = 'mesh-provisioner.provisioning'
+const QUEUE = 'mesh-provisioner'
+
+type Json = Record<string, unknown>
+
+const ref = (path: string): Json => ({ $ref: path })
+const capital = (word: string): string => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`
+
+/** A typebox schema as plain JSON Schema, without its `$id` (components name it instead). */
+function plain (schema: TSchema): Json {
+  const { $id: _id, ...rest } = JSON.parse(JSON.stringify(schema)) as Json
+  return rest
+}
+
+/** The verb's request for one question: `what` and the fields that question takes. */
+function requestOf (what: string, fields: readonly RequestField[]): TSchema {
+  const literal = Type.Literal(what, { description: what === 'registry' ? 'The question: `registry` (the default: an empty payload asks it).' : `The question: \`${what}\`.` })
+  const properties: Record<string, TSchema> = { what: what === 'registry' ? Type.Optional(literal) : literal }
+  for (const field of fields) properties[field] = Type.Optional(RequestFields[field])
+  return Type.Object(properties, { additionalProperties: false, description: `A question about ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`) counts as not given.` })
+}
+
+/** The micro error headers every refusal carries, with the codes the verb answers. */
+const ERROR_HEADERS = Type.Object({
+  'Nats-Service-Error': Type.String({ description: 'The refusal in words (the body\'s `error.message`).' }),
+  'Nats-Service-Error-Code': Type.Union([...new Set(Object.values(MICRO_CODE))].sort().map((c) => Type.Literal(String(c))), {
+    description: '400 a bad request, 410 a cursor expired, 503 not ready or the bucket missing, 500 a failure (401 and 403 are mapped for completeness: the bus grants by NATS account and answers neither).'
+  })
+}, { description: 'The micro protocol\'s error headers.' })
+
+/** The event types of a stream, each with its data's schema (by what it streams). */
+function streamMessages (what: What): Record<string, { schema: Json, id: string }> {
+  const deleted = (Answers[what].properties.deleted as unknown as { items: TSchema }).items
+  const cursorId = 'its cursor: resume after it with `Last-Event-ID`'
+  return {
+    put: { schema: ref(`#/components/schemas/${capital(what)}Entry`), id: `absent during the snapshot; afterwards ${cursorId}` },
+    outOfShape: { schema: ref('#/components/schemas/OutOfShape'), id: `absent during the snapshot; afterwards ${cursorId}` },
+    delete: { schema: plain(deleted), id: cursorId },
+    synced: { schema: ref('#/components/schemas/SyncedEvent'), id: cursorId },
+    stale: { schema: ref('#/components/schemas/StaleEvent'), id: 'absent' },
+    live: { schema: ref('#/components/schemas/LiveEvent'), id: 'absent' },
+    reset: { schema: ref('#/components/schemas/ResetEvent'), id: 'empty: a browser forgets the id it held' }
+  }
+}
+
+/** The SSE fields of an event beside `data:`, as the message's headers. */
+function sseFields (type: string, id: string): Json {
+  return plain(Type.Object({
+    event: Type.Literal(type, { description: 'The `event:` line.' }),
+    id: Type.Optional(Type.String({ description: `The \`id:\` line: ${id}.` }))
+  }, { description: 'The event\'s Server-Sent Events fields beside `data:` (which is the payload, one JSON document).' }))
+}
+
+export function asyncApiDocument (version: string): Json {
+  const questions = Object.keys(Answers) as Array<keyof typeof Answers>
+  const schemas: Json = {
+    ErrorBody: plain(ErrorBody),
+    OutOfShape: plain(OutOfShape),
+    SyncedEvent: plain(Synced),
+    StaleEvent: plain(Stale),
+    LiveEvent: plain(Live),
+    ResetEvent: plain(Reset),
+    PingAnswer: plain(PingAnswer),
+    InfoAnswer: plain(InfoAnswer),
+    StatsAnswer: plain(StatsAnswer)
+  }
+  const channels: Json = {}
+  const operations: Json = {}
+  const messages: Json = {}
+
+  // The verb: one channel for the questions, one for the replies (the requester's inbox).
+  const asked: Json = {}
+  const answered: Json = {}
+  for (const what of questions) {
+    const name = capital(what)
+    schemas[`${name}Request`] = plain(requestOf(what, questionFields(what)))
+    schemas[`${name}Answer`] = plain(Answers[what])
+    messages[`${what}Request`] = { name: `${what}Request`, title: `Ask ${what}`, contentType: 'application/json', payload: ref(`#/components/schemas/${name}Request`) }
+    messages[`${what}Answer`] = { name: `${what}Answer`, title: `The ${what} answer`, contentType: 'application/json', payload: ref(`#/components/schemas/${name}Answer`) }
+    asked[`${what}Request`] = ref(`#/components/messages/${what}Request`)
+    answered[`${what}Answer`] = ref(`#/components/messages/${what}Answer`)
+  }
+  messages['refusal'] = {
+    name: 'refusal',
+    title: 'A refusal or a failure',
+    summary: 'Every refusal and failure, with the micro error headers; counted in $SRV.STATS (`num_errors`, `last_error`).',
+    contentType: 'application/json',
+    headers: plain(ERROR_HEADERS),
+    payload: ref('#/components/schemas/ErrorBody')
+  }
+  answered['refusal'] = ref('#/components/messages/refusal')
+  channels['provisioning'] = {
+    address: VERB_SUBJECT,
+    title: 'The verb',
+    description: `Questions to mesh-provisioner (PROVISIONING_SUBJECT moves the subject). A JSON object naming \`what\` (${questions.map((q) => `\`${q}\``).join(', ')}) and the fields that question takes; an empty payload asks the registry. A field that does not apply, an unknown field or a wrong type is refused naming it.`,
+    servers: [ref('#/servers/nats')],
+    messages: asked
+  }
+  channels['provisioningReply'] = {
+    address: null,
+    title: 'The verb\'s replies',
+    description: 'The requester\'s reply subject (its inbox): every request gets one reply, the answer or a refusal.',
+    servers: [ref('#/servers/nats')],
+    messages: answered
+  }
+  for (const what of questions) {
+    operations[`answer${capital(what)}`] = {
+      action: 'receive',
+      title: `Answer ${what}`,
+      summary: `Answers a question about ${what}${what in BUCKETS ? ` (bucket \`${BUCKETS[what as What]}\`)` : ''}; the HTTP gateway answers the same document.`,
+      channel: ref('#/channels/provisioning'),
+      messages: [ref(`#/channels/provisioning/messages/${what}Request`)],
+      bindings: { nats: { queue: QUEUE, bindingVersion: '0.1.0' } },
+      reply: { channel: ref('#/channels/provisioningReply'), messages: [ref(`#/channels/provisioningReply/messages/${what}Answer`), ref('#/channels/provisioningReply/messages/refusal')] }
+    }
+  }
+
+  // Discovery: the micro protocol's control subjects, each answered with an empty request.
+  const discovery = { PING: PingAnswer, INFO: InfoAnswer, STATS: StatsAnswer }
+  for (const verb of Object.keys(discovery) as Array<keyof typeof discovery>) {
+    const name = `${verb[0]}${verb.slice(1).toLowerCase()}`
+    messages[`discovery${name}Request`] = { name: `discovery${name}Request`, title: `$SRV.${verb}`, summary: 'An empty payload.', payload: plain(Type.Null({ description: 'Nothing: the request is empty.' })) }
+    messages[`${name.toLowerCase()}Answer`] = { name: `${name.toLowerCase()}Answer`, title: `The ${verb} answer`, contentType: 'application/json', payload: ref(`#/components/schemas/${name}Answer`) }
+    channels[`discovery${name}`] = {
+      address: `$SRV.${verb}`,
+      title: `Discovery: ${verb}`,
+      description: `Micro v1 discovery, answered by every instance once its views are read (also on \`$SRV.${verb}.mesh-provisioner\` and \`$SRV.${verb}.mesh-provisioner.<id>\`).`,
+      servers: [ref('#/servers/nats')],
+      messages: { [`discovery${name}Request`]: ref(`#/components/messages/discovery${name}Request`) }
+    }
+    channels[`discovery${name}Reply`] = {
+      address: null,
+      title: `Discovery: ${verb} replies`,
+      description: 'The requester\'s reply subject; every instance replies.',
+      servers: [ref('#/servers/nats')],
+      messages: { [`${name.toLowerCase()}Answer`]: ref(`#/components/messages/${name.toLowerCase()}Answer`) }
+    }
+    operations[`discover${name}`] = {
+      action: 'receive',
+      title: `Answer $SRV.${verb}`,
+      channel: ref(`#/channels/discovery${name}`),
+      messages: [ref(`#/channels/discovery${name}/messages/discovery${name}Request`)],
+      reply: { channel: ref(`#/channels/discovery${name}Reply`), messages: [ref(`#/channels/discovery${name}Reply/messages/${name.toLowerCase()}Answer`)] }
+    }
+  }
+
+  // The event streams: one channel for each bucket, one message for each event type.
+  for (const what of WHATS) {
+    const name = capital(what)
+    schemas[`${name}Entry`] = plain(Entries[what])
+    const events = streamMessages(what)
+    const channelMessages: Json = {}
+    for (const [type, { schema, id }] of Object.entries(events)) {
+      channelMessages[type] = {
+        name: type,
+        title: `${type} (${what})`,
+        contentType: 'application/json',
+        headers: sseFields(type, id),
+        payload: schema
+      }
+    }
+    const filters: Record<string, TSchema> = {}
+    for (const field of NARROWED_BY[what]) filters[field] = Type.Optional(RequestFields[field])
+    channels[`${what}Events`] = {
+      address: `/v1/${what}/events`,
+      title: `${name} events`,
+      description: `GET /v1/${what}/events: the change feed of bucket \`${BUCKETS[what]}\` (keys \`${shapeOf(what)}\`) as Server-Sent Events, narrowed by the list's filters. ` +
+        'First `retry:`, then a `put` per matching entry and an `outOfShape` per out-of-shape key, then `synced`; afterwards `put`, `delete` and `outOfShape` for each matching change in revision order, ' +
+        'and `stale`/`live` when the view\'s state changes. Every event after the snapshot, and `synced`, has an `id:` that is its cursor: a client that reconnects with `Last-Event-ID` ' +
+        '(or `lastEventId=`) receives what it missed, then `synced`, or `reset` and a fresh snapshot when that cursor cannot be served. The OpenAPI document describes its refusals.',
+      servers: [ref('#/servers/gateway')],
+      messages: channelMessages
+    }
+    operations[`follow${name}`] = {
+      action: 'send',
+      title: `Follow ${what}`,
+      summary: `Sends ${what}'s events to a client that opened the stream.`,
+      channel: ref(`#/channels/${what}Events`),
+      messages: Object.keys(events).map((type) => ref(`#/channels/${what}Events/messages/${type}`)),
+      bindings: { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description: 'The list\'s filters (and `lastEventId`, `access_token`: see the OpenAPI document).' })), bindingVersion: '0.3.0' } }
+    }
+  }
+
+  return {
+    asyncapi: '3.1.0',
+    info: {
+      title: 'mesh-provisioner',
+      version,
+      description: 'The mesh provisioner\'s faces beside its REST gateway: the verb `mesh-provisioner.provisioning` on NATS (request/reply, a micro service), its discovery subjects, and the gateway\'s event streams (Server-Sent Events). The REST routes are in the OpenAPI document, /openapi.json.'
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      nats: { host: '127.0.0.1:4222', protocol: 'nats', description: 'The mesh\'s NATS (NATS_URL); the verb is granted by NATS account.' },
+      gateway: { host: '127.0.0.1:8080', protocol: 'http', description: 'The HTTP gateway (HTTP_HOST, HTTP_PORT; HTTPS with HTTP_TLS_CERT); a bearer token when HTTP_TOKENS_FILE is set.' }
+    },
+    channels,
+    operations,
+    components: { schemas, messages }
+  }
+}
+
+/** The document as committed: stable pretty JSON. */
+export function asyncApiText (version: string): string {
+  return `${JSON.stringify(asyncApiDocument(version), null, 2)}\n`
+}

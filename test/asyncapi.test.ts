@@ -1,0 +1,146 @@
+// The AsyncAPI document of the verb, discovery and the event streams: the committed file is what
+// the code generates, @asyncapi/parser reads it without a diagnostic, it is served open at
+// /asyncapi.json, and real answers, refusals, discovery replies and events fit its message schemas.
+
+import { readFile } from 'node:fs/promises'
+import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser'
+import { Ajv, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import { JSONCodec } from 'nats'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { Answers } from '../src/domain/wire/schemas.js'
+import { WHATS } from '../src/domain/wire/key-shapes.js'
+import { asyncApiText } from '../src/http/asyncapi-document.js'
+import { VERSION } from '../src/version.js'
+import { killAndRestart, startSeeded, suiteFixture, type Seeded } from './support/service.js'
+import { isSynced, openStream, untilEvent } from './support/sse.js'
+import { askVerb } from './support/verb.js'
+
+const generated = asyncApiText(VERSION)
+const parsed = await new Parser().parse(generated)
+const doc = parsed.document as AsyncAPIDocumentInterface
+
+const ajv = new Ajv({ strict: false, allErrors: true })
+addFormats.default(ajv)
+
+/** A validator of one message's payload (or headers), from the parsed document: its $refs resolved. */
+function schemaOf (operation: string, message: string, part: 'payload' | 'headers' = 'payload', reply = false): ValidateFunction {
+  const op = doc.operations().get(operation)
+  if (op === undefined) throw new Error(`no operation ${operation}`)
+  const messages = reply ? op.reply()?.messages().all() ?? [] : op.messages().all()
+  const found = messages.find((m) => m.id() === message || m.name() === message)
+  const schema = found?.[part]()?.json()
+  if (schema === undefined) throw new Error(`no ${part} of ${message} in ${operation}`)
+  return ajv.compile(schema as object)
+}
+
+/** Asserts that `value` fits: the errors are the message when it does not. */
+function fits (validate: ValidateFunction, value: unknown, what: string): void {
+  const ok = validate(value)
+  expect(ok ? [] : validate.errors, `${what}: ${JSON.stringify(value).slice(0, 300)}`).toEqual([])
+}
+
+describe('the AsyncAPI document', () => {
+  it('is committed as the code generates it (run `npm run openapi` after changing a schema)', async () => {
+    expect(await readFile(new URL('../asyncapi/asyncapi.json', import.meta.url), 'utf8')).toBe(generated)
+  })
+
+  it('is read by @asyncapi/parser without any diagnostic', () => {
+    expect(parsed.diagnostics.map((d) => `${d.severity} ${d.code}: ${d.message} at ${d.path.join('.')}`)).toEqual([])
+    expect(doc.version()).toBe('3.1.0')
+  })
+
+  it('describes every question of the schemas on the verb, discovery, and every stream\'s event types', () => {
+    const ops = doc.operations()
+    for (const what of Object.keys(Answers)) {
+      const op = ops.get(`answer${what[0]?.toUpperCase()}${what.slice(1)}`)
+      expect(op?.action(), what).toBe('receive')
+      expect(op?.channels().all()[0]?.address()).toBe('mesh-provisioner.provisioning')
+      expect(op?.bindings().get('nats')?.value()).toMatchObject({ queue: 'mesh-provisioner' })
+      expect(op?.reply()?.messages().all().map((m) => m.id())).toEqual([`${what}Answer`, 'refusal'])
+    }
+    expect(['discoverPing', 'discoverInfo', 'discoverStats'].map((id) => ops.get(id)?.channels().all()[0]?.address())).toEqual(['$SRV.PING', '$SRV.INFO', '$SRV.STATS'])
+    for (const what of WHATS) {
+      const op = ops.get(`follow${what[0]?.toUpperCase()}${what.slice(1)}`)
+      expect(op?.action()).toBe('send')
+      expect(op?.channels().all()[0]?.address()).toBe(`/v1/${what}/events`)
+      expect(op?.messages().all().map((m) => m.name()).sort()).toEqual(['delete', 'live', 'outOfShape', 'put', 'reset', 'stale', 'synced'])
+    }
+    const refusal = doc.components().messages().get('refusal')
+    expect(Object.keys((refusal?.headers()?.json() as { properties: object }).properties)).toEqual(['Nats-Service-Error', 'Nats-Service-Error-Code'])
+  })
+})
+
+describe('against a running service', () => {
+  const fx = suiteFixture()
+  let seeded: Seeded
+  beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
+
+  it('serves the document at /asyncapi.json, of the version it runs', async () => {
+    const res = await fetch(`${seeded.running.url}/asyncapi.json`)
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+    const { version } = await (await fetch(`${seeded.running.url}/healthz`)).json() as { version: string }
+    expect(await res.text()).toBe(asyncApiText(version))
+  })
+
+  it.each([
+    ['registry', { what: 'registry' }],
+    ['needs', { what: 'needs', node: 'ace', limit: 3 }],
+    ['applied', { what: 'applied' }],
+    ['collect', { what: 'collect', collection: 'shell:zsh:normal' }]
+  ])('the verb\'s %s request and answer fit their messages', async (what, request) => {
+    const op = `answer${what[0]?.toUpperCase()}${what.slice(1)}`
+    fits(schemaOf(op, `${what}Request`), request, 'request')
+    const reply = await askVerb(seeded.nc, request)
+    expect(reply.code).toBe(200)
+    fits(schemaOf(op, `${what}Answer`, 'payload', true), reply.body, 'answer')
+  })
+
+  it('a refusal fits its message, headers and body', async () => {
+    const msg = await seeded.nc.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'needs', colour: 'red' }), { timeout: 5000 })
+    const headers = Object.fromEntries(['Nats-Service-Error', 'Nats-Service-Error-Code'].map((h) => [h, msg.headers?.get(h)]))
+    fits(schemaOf('answerNeeds', 'refusal', 'headers', true), headers, 'headers')
+    fits(schemaOf('answerNeeds', 'refusal', 'payload', true), JSON.parse(msg.string()), 'body')
+  })
+
+  it.each(['PING', 'INFO', 'STATS'])('$SRV.%s answers fit their message', async (verb) => {
+    const op = `discover${verb[0]}${verb.slice(1).toLowerCase()}`
+    const msg = await seeded.nc.request(`$SRV.${verb}.mesh-provisioner`, '', { timeout: 5000 })
+    fits(schemaOf(op, `${verb.toLowerCase()}Answer`, 'payload', true), JSONCodec().decode(msg.data), verb)
+  })
+
+  it('a stream\'s events fit their messages: the snapshot, a delete, and a reset', async () => {
+    const url = `${seeded.running.url}/v1/needs/events?node=ace`
+    const stream = await openStream(url)
+    const synced = await untilEvent(stream, isSynced)
+    await seeded.nc.jetstream().views.kv('mesh-provisioner_needs').then(async (kv) => await kv.delete('ace.gitea.secret.db-password'))
+    await untilEvent(stream, (e) => e.event === 'delete', synced)
+    stream.close()
+    const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
+    await untilEvent(reset, (e) => e.event === 'reset')
+    reset.close()
+    const events = [...stream.events, ...reset.events.slice(0, 1)]
+    expect(new Set(events.map((e) => e.event))).toEqual(new Set(['put', 'outOfShape', 'synced', 'delete', 'reset']))
+    for (const e of events) {
+      const type = e.event as string
+      fits(schemaOf('followNeeds', type), JSON.parse(e.data), type)
+      fits(schemaOf('followNeeds', type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
+    }
+    // The id after the snapshot is the cursor, as the document says.
+    const sync = stream.events.find(isSynced)
+    expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+  })
+
+  it('a stream\'s stale and live events fit their messages: NATS away and back', async () => {
+    const stream = await openStream(`${seeded.running.url}/v1/applied/events?node=ace`)
+    const synced = await untilEvent(stream, isSynced)
+    await killAndRestart(seeded.server, { reconnecting: [seeded.running.nc], whileDown: async () => { await untilEvent(stream, (e) => e.event === 'stale', synced) } })
+    await untilEvent(stream, (e) => e.event === 'live', synced)
+    stream.close()
+    for (const e of stream.events.filter((e) => e.event === 'stale' || e.event === 'live')) {
+      const type = e.event as string
+      fits(schemaOf('followApplied', type), JSON.parse(e.data), type)
+      fits(schemaOf('followApplied', type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
+    }
+  })
+})

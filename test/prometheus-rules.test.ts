@@ -1,0 +1,106 @@
+// The operator's alerts (deploy/prometheus/alerts.yml) under Debian's promtool: the rules are
+// valid, each alert fires on the series its test gives and not before (alerts.test.yml), each links
+// a README section that exists, and a live /metrics passes `promtool check metrics`.
+
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { parse } from 'yaml'
+import { prometheusPresent, promtool } from './support/prometheus.js'
+import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+
+interface Rule { alert: string, expr: string, for?: string, annotations: Record<string, string> }
+const rulesText = await readFile(new URL('../deploy/prometheus/alerts.yml', import.meta.url), 'utf8')
+const rules = (parse(rulesText) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules)
+const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+
+/** The anchors of the README's headings, as GitHub makes them. */
+const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
+
+describe('the alert rules', () => {
+  it('are the alerts an operator needs, each with a summary naming the remedy and a README section', () => {
+    expect(rules.map((r) => r.alert)).toEqual([
+      'MeshProvisionerNotReady', 'MeshProvisionerBucketMissing', 'MeshProvisionerRegistryWriterFailing', 'MeshProvisionerNatsDisconnected',
+      'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
+    ])
+    for (const rule of rules) {
+      expect(rule.annotations['summary'], rule.alert).toMatch(/: \w/)
+      const link = rule.annotations['runbook_url'] ?? ''
+      expect(link, rule.alert).toBe(`README.md#${rule.alert.toLowerCase()}`)
+      expect(anchors, `README section for ${rule.alert}`).toContain(link.split('#')[1])
+      expect(rule.annotations['description'], rule.alert).toContain(link)
+    }
+  })
+})
+
+describe.skipIf(!prometheusPresent)('the alert rules under promtool', () => {
+  it('pass `promtool check rules`', async () => {
+    const run = await promtool(['check', 'rules', 'deploy/prometheus/alerts.yml'])
+    expect(run.stderr).toBe('')
+    expect(run).toMatchObject({ code: 0 })
+    expect(run.stdout).toContain(`SUCCESS: ${rules.length} rules found`)
+  })
+
+  it('pass `promtool test rules`, which has a test for every alert', async () => {
+    const tests = parse(await readFile(new URL('../deploy/prometheus/alerts.test.yml', import.meta.url), 'utf8')) as { tests: Array<{ alert_rule_test: Array<{ alertname: string }> }> }
+    expect(new Set(tests.tests.flatMap((t) => t.alert_rule_test.map((a) => a.alertname)))).toEqual(new Set(rules.map((r) => r.alert)))
+    const run = await promtool(['test', 'rules', 'deploy/prometheus/alerts.test.yml'])
+    expect(`${run.stdout}${run.stderr}`).toContain('SUCCESS')
+    expect(run.code, run.stdout).toBe(0)
+  })
+})
+
+describe.skipIf(!prometheusPresent)('compose\'s monitoring profile', () => {
+  it('runs a Prometheus config that passes `promtool check config`, scraping the service with the metrics token file', async () => {
+    const compose = parse(await readFile(new URL('../compose.yaml', import.meta.url), 'utf8')) as { services: Record<string, { profiles?: string[], secrets?: string[], volumes?: string[] }> }
+    expect(compose.services['prometheus']).toMatchObject({ profiles: ['monitoring'], secrets: ['metrics_token'], volumes: expect.arrayContaining(['./deploy/prometheus:/etc/prometheus:ro']) })
+    // The secret's path exists only in the container: the same config, with a token file of the test's.
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-promconfig-'))
+    try {
+      const config = await readFile(new URL('../deploy/prometheus/prometheus.yml', import.meta.url), 'utf8')
+      expect(config).toContain('credentials_file: /run/secrets/metrics_token')
+      await writeFile(join(dir, 'token'), 'mpt_example\n')
+      await writeFile(join(dir, 'prometheus.yml'), config.replace('/run/secrets/metrics_token', join(dir, 'token')))
+      await copyFile(new URL('../deploy/prometheus/alerts.yml', import.meta.url), join(dir, 'alerts.yml'))
+      const run = await promtool(['check', 'config', join(dir, 'prometheus.yml')])
+      expect(`${run.stdout}${run.stderr}`).toContain(`SUCCESS: ${rules.length} rules found`)
+      expect(run.code).toBe(0)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('a live /metrics', () => {
+  const fx = suiteFixture()
+  let seeded: Seeded
+  beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
+
+  it.skipIf(!prometheusPresent)('passes `promtool check metrics`, node last writes included', async () => {
+    const text = await (await fetch(`${seeded.running.url}/metrics`)).text()
+    expect(text).toMatch(/^mesh_provisioner_node_last_write_timestamp_seconds\{node="ace"\} \d+(\.\d+)?$/m)
+    expect(text).toMatch(/^mesh_provisioner_ready 1$/m)
+    const run = await promtool(['check', 'metrics'], text)
+    expect(`${run.stdout}${run.stderr}`).toBe('')
+    expect(run.code).toBe(0)
+  })
+
+  it('follows the writes: a node appears with its write, and goes with its last key', async () => {
+    const kv = await seeded.nc.jetstream().views.kv('mesh-provisioner_applied')
+    const series = async (): Promise<string | undefined> => /^mesh_provisioner_node_last_write_timestamp_seconds\{node="zed"\} (\S+)$/m.exec(await (await fetch(`${seeded.running.url}/metrics`)).text())?.[1]
+    expect(await series()).toBeUndefined()
+    const before = Date.now()
+    await kv.put('zed.gitea', '{}')
+    await vi.waitFor(async () => { expect(Number(await series()) * 1000).toBeGreaterThanOrEqual(before - 1000) }, { timeout: 5000, interval: 50 })
+    await kv.delete('zed.gitea')
+    await vi.waitFor(async () => { expect(await series()).toBeUndefined() }, { timeout: 5000, interval: 50 })
+  })
+
+  it('leaves the node series out with METRICS_NODE_LAST_WRITE=false', async () => {
+    const quiet = await fx.service(seeded.server, { METRICS_NODE_LAST_WRITE: 'false' })
+    const text = await (await fetch(`${quiet.url}/metrics`)).text()
+    expect(text).toMatch(/^mesh_provisioner_view_keys\{bucket="mesh-provisioner_needs"\} [1-9]/m)
+    expect(text).not.toContain('mesh_provisioner_node_last_write')
+  })
+})

@@ -1,0 +1,58 @@
+// The typed client: clients/typescript/openapi.ts is what openapi-typescript makes of the committed
+// OpenAPI document; the console's example (clients/typescript/console.ts) and the no-`unknown`
+// checks (test/typed-client.types.ts) type-check against it; and the example's calls get real
+// answers from a service, typed as the contract says.
+
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { consoleClient, describeNeed, type NeedsEvent } from '../clients/typescript/console.js'
+import { asyncApiTypes, openApiTypes } from '../scripts/openapi-types.js'
+import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+
+const file = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
+
+describe('the typed client', () => {
+  it('is committed as openapi-typescript makes it from openapi/openapi.json and asyncapi/asyncapi.json (run `npm run openapi`)', async () => {
+    expect(await readFile(file('../clients/typescript/openapi.ts'), 'utf8')).toBe(await openApiTypes(await readFile(file('../openapi/openapi.json'), 'utf8')))
+    expect(await readFile(file('../clients/typescript/asyncapi.ts'), 'utf8')).toBe(await asyncApiTypes(await readFile(file('../asyncapi/asyncapi.json'), 'utf8')))
+  })
+
+  it('type-checks the console\'s calls, with no `unknown` in any answer or event', () => {
+    const config = ts.getParsedCommandLineOfConfigFile(file('../tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(String(d.messageText)) } })
+    if (config === undefined) throw new Error('tsconfig.json unread')
+    const program = ts.createProgram([file('../clients/typescript/console.ts'), file('./typed-client.types.ts')], config.options)
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)
+    expect(problems).toEqual([])
+  }, 30_000)
+})
+
+describe('the console\'s calls against a service', () => {
+  const fx = suiteFixture()
+  let seeded: Seeded
+  beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
+
+  it('read the registry, a node\'s needs and one need, then follow its needs until synced', async () => {
+    const client = consoleClient(seeded.running.url)
+    const registry = await client.registry()
+    expect(registry.entries.map((e) => e.kind)).toContain('secret')
+    const needs = await client.needsOf('ace')
+    expect(needs.entries.every((e) => e.node === 'ace')).toBe(true)
+    const need = await client.need('ace', 'gitea', 'secret', 'db-password')
+    expect(describeNeed(need)).toBe('ace/gitea needs secret db-password: {"file":"/run/secrets/gitea/db-password","owner":65534}')
+
+    const abort = new AbortController()
+    const events: NeedsEvent[] = []
+    for await (const e of client.followNeeds('ace', abort.signal)) {
+      events.push(e)
+      if (e.type === 'synced') {
+        expect(e.data.total).toBe(needs.total)
+        expect(e.id).toBe(e.data.cursor)
+        break
+      }
+    }
+    abort.abort()
+    expect(events.filter((e) => e.type === 'put').map((e) => e.type === 'put' && e.data.key)).toEqual(needs.entries.map((e) => e.key))
+  })
+})
