@@ -1,12 +1,47 @@
 import { defineConfig } from 'vitest/config'
+import { FETCHED_NATS_SERVER } from './testkit/nats-server.js'
+
+/**
+ * The suites whose outcome depends on how nats-server delivers, purges and restarts: they run on
+ * both servers the service is tested on, the rest on the maintained one only (the suite's time).
+ */
+const ON_BOTH_SERVERS = [
+  'test/bucket-follower.test.ts',
+  'test/faults.test.ts',
+  'test/kv-feed.test.ts',
+  'test/nats-defects.test.ts',
+  'test/soak.test.ts',
+  'test/views.test.ts'
+]
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
+    // Each project names its own files (an include here would be added to each project's).
     // Integration suites each start their own nats-server; two cores take two at a time.
     maxWorkers: 2,
     testTimeout: 30_000,
-    hookTimeout: 30_000
+    hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'nats-2.10',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts', 'test/nats-server-setup.ts'],
+          // Debian 13's, fetched by scripts/fetch-nats-server.sh (test/nats-server-setup.ts runs it when missing).
+          env: { NATS_SERVER_BIN: process.env['NATS_SERVER_BIN'] ?? FETCHED_NATS_SERVER, NATS_SERVER_LINE: '2.10' }
+        }
+      },
+      {
+        extends: true,
+        test: {
+          name: 'nats-2.9',
+          include: ON_BOTH_SERVERS,
+          globalSetup: ['test/global-setup.ts', 'test/nats-server-setup.ts'],
+          // Debian 12's, on the PATH (apt-get install nats-server).
+          env: { NATS_SERVER_BIN: process.env['NATS_SERVER_2_9_BIN'] ?? 'nats-server', NATS_SERVER_LINE: '2.9' }
+        }
+      }
+    ]
   }
 })

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { connect, credsAuthenticator, ErrorCode, NatsError, type ConnectionOptions, type NatsConnection } from 'nats'
 import type { Config } from './config.js'
 import type { Logger } from './domain/logger.js'
+import { purgeDefect } from './domain/follow/server-defects.js'
 import { StartError } from './domain/start-error.js'
 
 /** The prefix of every reply subject the service subscribes to. */
@@ -63,7 +64,8 @@ export async function connectNats (nats: Config['nats'], log: Logger, retryMs = 
   for (let attempt = 1; ; attempt++) {
     try {
       const nc = await connect(opts)
-      log.info({ server: nc.getServer(), maxPayload: nc.info?.max_payload }, 'connected to NATS')
+      log.info({ server: nc.getServer(), serverVersion: nc.info?.version, maxPayload: nc.info?.max_payload }, 'connected to NATS')
+      warnOfDefect(nc, log)
       void followStatus(nc, log)
       return nc
     } catch (err) {
@@ -79,8 +81,22 @@ export async function connectNats (nats: Config['nats'], log: Logger, retryMs = 
   }
 }
 
+/** Says so in one line when the server's version has a known data-loss defect (the views work around it). */
+function warnOfDefect (nc: NatsConnection, log: Logger): void {
+  const defect = purgeDefect(nc.info?.version)
+  if (defect === undefined) return
+  log.warn({ server: nc.getServer(), serverVersion: defect.server, issue: defect.issue, fixedIn: defect.fixedIn }, `nats-server ${defect.server} has a known data-loss defect: ${defect.defect}; upgrade it to ${defect.fixedIn} or later (${defect.issue})`)
+}
+
 async function followStatus (nc: NatsConnection, log: Logger): Promise<void> {
+  let version = nc.info?.version
   for await (const s of nc.status()) {
+    // A reconnect may land on another server of a cluster, of another version.
+    if (s.type === 'reconnect' && nc.info?.version !== version) {
+      log.info({ server: nc.getServer(), serverVersion: nc.info?.version, was: version }, 'reconnected to a nats-server of another version')
+      version = nc.info?.version
+      warnOfDefect(nc, log)
+    }
     const data = typeof s.data === 'string' ? s.data : JSON.stringify(s.data)
     if (s.type === 'disconnect' || s.type === 'error') log.warn({ nats: s.type, data }, 'NATS connection %s', s.type)
     else if (s.type === 'pingTimer' || s.type === 'reconnecting') log.debug({ nats: s.type, data }, 'NATS connection %s', s.type)

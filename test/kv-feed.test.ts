@@ -27,10 +27,13 @@ interface Fed { changes: KvChange[], initializedAfter: number | undefined, recre
 /** Starts a feed that keeps what it is fed (each change's value copied: it is a view of the read buffer). */
 async function feed (name: string, opts: Partial<KvFeedOptions> = {}): Promise<Fed> {
   const fed: Fed = { changes: [], initializedAfter: undefined, recreated: [], feed: undefined as unknown as KvFeed }
+  // As the follower reads it: the stream's last sequence before the feed starts.
+  const { state } = await jsm.streams.info(`KV_${name}`).catch(() => ({ state: { messages: 0, last_seq: 0 } }))
   fed.feed = new KvFeed({
     nc,
     jsm,
     bucket: name,
+    endsAt: state.messages === 0 ? 0 : state.last_seq,
     onChange: (e) => { fed.changes.push({ ...e, value: new Uint8Array(e.value) }) },
     onInitialized: () => { fed.initializedAfter = fed.changes.length },
     onRecreate: (why) => { fed.recreated.push(why) },
@@ -103,6 +106,21 @@ test('a feed from a revision starts there and is initialized at the stream\'s en
   try {
     await vi.waitFor(() => { expect(fed.initializedAfter).toBe(5) })
     expect(fed.changes.map((c) => c.revision)).toEqual([6, 7, 8, 9, 10])
+  } finally {
+    fed.feed.stop()
+  }
+})
+
+test('a feed whose last message was removed before it was delivered is initialized at the idle heartbeat that follows', async () => {
+  const { name, kv } = await bucket()
+  for (let i = 0; i < 3; i++) await kv.put(`k.${i}`, `${i}`)
+  await kv.put('k.gone', 'x')
+  // As if the stream's last message (read by stream info before the feed) were removed by hand before its delivery.
+  await jsm.streams.deleteMessage(`KV_${name}`, 4)
+  const fed = await feed(name, { endsAt: 4, heartbeatMs: 200 })
+  try {
+    await vi.waitFor(() => { expect(fed.initializedAfter).toBe(3) }, { timeout: 5000 })
+    expect(fed.recreated).toEqual([])
   } finally {
     fed.feed.stop()
   }

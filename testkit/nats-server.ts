@@ -5,6 +5,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,8 +25,12 @@ export type User = keyof typeof USERS
 /** One password per user for the whole test process, so that the servers of a cluster agree; NATS parses a variable as a value, so each starts with a letter. */
 const PASSWORDS = Object.fromEntries(Object.values(USERS).map((v) => [v, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof USERS)[User], string>
 
+/** Where scripts/fetch-nats-server.sh unpacks Debian 13's nats-server 2.10. */
+export const FETCHED_NATS_SERVER = fileURLToPath(new URL('../.cache/nats-server/2.10/usr/sbin/nats-server', import.meta.url))
+
+/** `NATS_SERVER_BIN`, else the fetched 2.10 when it is there, else the `nats-server` on the PATH. */
 export function natsServerBin (): string {
-  return process.env['NATS_SERVER_BIN'] ?? 'nats-server'
+  return process.env['NATS_SERVER_BIN'] ?? (existsSync(FETCHED_NATS_SERVER) ? FETCHED_NATS_SERVER : 'nats-server')
 }
 
 export interface NatsServerOptions {

@@ -273,7 +273,7 @@ export interface paths {
         };
         /**
          * Whether this instance can answer.
-         * @description Ready (200) when connected to NATS, every bucket's view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready) and the verb is served; 503 otherwise. The body says whether the verb is served, per bucket its state, revision, key count and out-of-shape count, and the registry writer's last run.
+         * @description Ready (200) when connected to NATS, every bucket's view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready) and the verb is served; 503 otherwise. The body says which nats-server it is connected to and that server's known data-loss defect (worked around, naming the version that fixes it), whether the verb is served, per bucket its state, revision, key count and out-of-shape count, and the registry writer's last run.
          */
         get: operations["readiness"];
         put?: never;
@@ -738,6 +738,22 @@ export interface components {
             ready: boolean;
             /** @description Whether the NATS connection is up. */
             connected: boolean;
+            /** @description The nats-server this instance is connected to. */
+            server: {
+                /** @description The version the server gave at connect (again after a reconnect to another server); null before the first connect. */
+                version: string | null;
+                /** @description Its known data-loss defect, null when it has none the service knows of. */
+                defect: {
+                    /** @description The version the server gave at connect. */
+                    server: string;
+                    /** @description What goes wrong on it, and what the service does about it. */
+                    defect: string;
+                    /** @description The upstream change that fixed it. */
+                    issue: string;
+                    /** @description The first nats-server version without it: upgrade to it or later. */
+                    fixedIn: string;
+                } | null;
+            };
             /** @description `starting`: not served until every view is live or its bucket known absent; `serving`: the verb and discovery answer; `down`: its subscription ended under the service, which is serving it again. */
             verb: "starting" | "serving" | "down";
             /** @description Each view, by question. */

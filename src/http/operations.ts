@@ -21,7 +21,7 @@ export function readiness ({ views, writer, verb }: Pick<OperationsDeps, 'views'
   const buckets = views.status()
   const connected = views.connected()
   const served = verb()
-  return { ready: connected && views.settled() && served === 'serving', connected, verb: served, buckets, registryWriter: writer.last ?? null }
+  return { ready: connected && views.settled() && served === 'serving', connected, server: views.server(), verb: served, buckets, registryWriter: writer.last ?? null }
 }
 
 /** What even a probe can meet: a request the gateway cannot read. */
@@ -49,7 +49,7 @@ export function registerOperations (app: FastifyInstance, deps: OperationsDeps):
       tags: ['operations'],
       operationId: 'readiness',
       summary: 'Whether this instance can answer.',
-      description: 'Ready (200) when connected to NATS, every bucket\'s view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready) and the verb is served; 503 otherwise. The body says whether the verb is served, per bucket its state, revision, key count and out-of-shape count, and the registry writer\'s last run.',
+      description: 'Ready (200) when connected to NATS, every bucket\'s view is live or its bucket known absent (a missing bucket is answered 503 naming it, so it does not make the instance unready) and the verb is served; 503 otherwise. The body says which nats-server it is connected to and that server\'s known data-loss defect (worked around, naming the version that fixes it), whether the verb is served, per bucket its state, revision, key count and out-of-shape count, and the registry writer\'s last run.',
       response: {
         200: Type.Ref('Readiness', { description: 'Ready.' }),
         503: Type.Ref('Readiness', { description: 'Not ready: cut off from NATS, a view still loading, or the verb not served.' }),

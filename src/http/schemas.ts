@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, errorBodySchema, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
+import { Answers, Entries, errorBodySchema, NatsServerStatus, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -85,6 +85,7 @@ export type VerbState = Static<typeof VerbState>
 export const Readiness = Type.Object({
   ready: Type.Boolean({ description: 'Connected, every view live or its bucket known absent, and the verb served.' }),
   connected: Type.Boolean({ description: 'Whether the NATS connection is up.' }),
+  server: NatsServerStatus,
   verb: VerbState,
   buckets: Type.Object({
     registry: ViewStatus,

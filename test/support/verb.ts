@@ -26,8 +26,8 @@ export async function requestVerb (nc: NatsConnection, request: unknown, { subje
   return msg
 }
 
-export async function askVerb (nc: NatsConnection, request: unknown, subject = SUBJECT): Promise<VerbReply> {
-  const msg = await requestVerb(nc, request, { subject })
+export async function askVerb (nc: NatsConnection, request: unknown, subject = SUBJECT, timeout = 5000): Promise<VerbReply> {
+  const msg = await requestVerb(nc, request, { subject, timeout })
   const code = msg.headers?.get('Nats-Service-Error-Code')
   const error = msg.headers?.get('Nats-Service-Error')
   return { code: code ? Number(code) : 200, ...(error ? { error } : {}), body: JSON.parse(msg.string()), bytes: msg.data.length }

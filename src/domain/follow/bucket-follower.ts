@@ -1,7 +1,10 @@
 // Follows one bucket with a feed of its changes (deletes included; kv-feed.ts) into its Contents:
 // loads it, resumes after a reconnect from the last revision seen, and waits for a bucket that does not exist yet. Once live
 // it never goes back to refusing for a doubt: while it reloads, or while a cluster in the middle of
-// an election says the stream is not there, it answers from what it holds and says stale.
+// an election says the stream is not there, it answers from what it holds and says stale. On a
+// server that loses changes on a purge (server-defects.ts) it reads the bucket again after a purge
+// that came after a gap (not applying it: what it skipped comes after every cursor given), and a
+// read again that finds a loss below that, which no purge said, refuses the cursors before it.
 
 import type { JetStreamManager, NatsConnection } from 'nats'
 import { BUCKETS, type What } from '../wire/key-shapes.js'
@@ -9,6 +12,7 @@ import { Contents } from '../store/contents.js'
 import { ProvisionerError } from '../wire/errors.js'
 import { isStreamNotFound } from './jetstream-errors.js'
 import { KvFeed } from './kv-feed.js'
+import { purgeDefect } from './server-defects.js'
 import type { Logger } from '../logger.js'
 import type { ViewState, ViewStatus } from '../wire/schemas.js'
 
@@ -35,6 +39,8 @@ interface Follow {
   lagging: boolean
   lastCheck: { streamLast: number, seen: number } | undefined
   ended: boolean
+  /** Why this generation must be read again, when a purge may have lost changes. */
+  reread: string | undefined
 }
 
 /** Why a complete generation cannot be resumed from the stream as it is now, if it cannot. */
@@ -42,6 +48,35 @@ function whyReload (c: Contents, created: string, lastSeq: number): string | und
   if (c.created !== created) return 'was re-created'
   if (lastSeq < c.revision) return `ends at revision ${lastSeq}, before the ${c.revision} already seen`
   return undefined
+}
+
+/**
+ * The revision of `old` after which `fresh`, read again from the same bucket, differs from it by
+ * more than the changes `fresh` read after `old` ended: a key held at a revision `old` reached,
+ * other than what `old` held, or a key `old` held that `fresh` neither holds nor saw deleted
+ * later. 0 when `fresh` only goes on from `old`.
+ */
+export function lostBy (old: Contents, fresh: Contents): number {
+  const through = old.revision
+  const heldAt = (c: Contents, key: string): number | undefined => c.entries.revision(key) ?? c.outOfShape.get(key)?.revision
+  const keys = fresh.entries.keys
+  for (let slot = 0; slot < keys.size; slot++) {
+    if (!fresh.entries.holds(slot)) continue
+    const key = keys.keyAt(slot)
+    const revision = fresh.entries.revisionAt(slot)
+    if (revision <= through && heldAt(old, key) !== revision) return through
+  }
+  for (const [key, { revision }] of fresh.outOfShape) if (revision <= through && heldAt(old, key) !== revision) return through
+  const gone = (key: string, revision: number): boolean => {
+    const now = heldAt(fresh, key)
+    return now === undefined ? (fresh.deletions.get(key) ?? 0) <= through : now !== revision && now <= through
+  }
+  const oldKeys = old.entries.keys
+  for (let slot = 0; slot < oldKeys.size; slot++) {
+    if (old.entries.holds(slot) && gone(oldKeys.keyAt(slot), old.entries.revisionAt(slot))) return through
+  }
+  for (const [key, { revision }] of old.outOfShape) if (gone(key, revision)) return through
+  return 0
 }
 
 /**
@@ -183,11 +218,13 @@ export class BucketFollower {
     while (!this.stopped) {
       let created: string
       let lastSeq: number
+      let endsAt: number
       let onePerKey: boolean
       try {
         const info = await this.jsm.streams.info(`KV_${this.bucket}`)
         created = info.created
         lastSeq = info.state.last_seq
+        endsAt = info.state.messages === 0 ? 0 : lastSeq
         onePerKey = info.config.max_msgs_per_subject === 1
       } catch (err) {
         if (isStreamNotFound(err)) this.notFound()
@@ -199,20 +236,25 @@ export class BucketFollower {
       this.absent = false
       this.signalState()
       const c = this.contents
-      const reload = c?.indexed === true ? whyReload(c, created, lastSeq) : undefined
+      const reload = c?.indexed === true ? whyReload(c, created, lastSeq) ?? this.current?.reread : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined, onePerKey)
+      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined, endsAt, onePerKey)
       await this.pause(this.stopped ? 0 : 50)
     }
   }
 
   /** Follows the bucket until the feed ends (stop, restart, lost connection or bucket). */
-  private async follow (contents: Contents, from: number | undefined, onePerKey: boolean): Promise<void> {
-    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false }
+  private async follow (contents: Contents, from: number | undefined, endsAt: number, onePerKey: boolean): Promise<void> {
+    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined }
     this.current = follow
     const ready = (): void => {
       if (!contents.indexed) contents.buildIndexes()
+      const old = this.serving
+      if (old !== undefined && old !== contents && old.generation === contents.generation) {
+        contents.expiredBefore = Math.max(lostBy(old, contents), old.expiredBefore)
+        if (contents.expiredBefore > old.expiredBefore) this.log.warn({ bucket: this.bucket, revision: contents.expiredBefore }, 'reading the bucket again found changes the server had not delivered; cursors before revision %d are refused, so that pollers and event streams read it again', contents.expiredBefore)
+      }
       this.serving = contents
       follow.catchingUp = false
       this.signalState()
@@ -226,9 +268,14 @@ export class BucketFollower {
       from,
       onePerKey,
       onChange: (e) => {
+        // A purge right after the change before it moved nothing past; after a gap it may have,
+        // and then it is not applied: what it skipped comes after all these contents answered,
+        // so the bucket read again brings it to every cursor they gave.
+        if (e.operation === 'PURGE' && e.revision > endsAt && e.revision > contents.revision + 1 && this.afterPurge(follow, e.revision)) return
         contents.apply(e)
         if (contents === this.serving) this.signal('change')
       },
+      endsAt,
       onInitialized: ready,
       onRecreate: (why, seq) => { this.log.info({ bucket: this.bucket, from: seq }, 'feed consumer created again: %s', why) }
     })
@@ -251,6 +298,15 @@ export class BucketFollower {
       clearInterval(check)
       follow.ended = true
     }
+  }
+
+  /** On a server that loses changes on a purge (nats-server#3838), ends the feed so that the loop reads the bucket again; true then. */
+  private afterPurge (follow: Follow, revision: number): boolean {
+    const defect = purgeDefect(this.nc.info?.version)
+    if (defect === undefined) return false
+    follow.reread = `was purged at revision ${revision} on nats-server ${defect.server}, which may have skipped changes before it (${defect.issue}, fixed in ${defect.fixedIn})`
+    follow.feed?.stop()
+    return true
   }
 
   private notFound (): void {

@@ -3,7 +3,9 @@
 // headers, without nats.js's JsMsg, its reply-subject split, KvEntry or async iterator, which the
 // load of a large bucket paid per entry. It does what nats.js's ordered consumer does: flow control
 // answered, heartbeats watched, and the consumer created again after the last stream sequence seen
-// when the server lost it, skipped a delivery or went quiet.
+// when the server lost it, skipped a delivery or went quiet. Its snapshot ends at the stream's last
+// sequence read before the consumer was made, never at a num_pending: nats-server 2.9.10 reports
+// more pending than an unfiltered consumer of a history-1 bucket will ever deliver (FACTS.md).
 
 import { AckPolicy, createInbox, DeliverPolicy, nanos, nuid, ReplayPolicy, type ConsumerConfig, type JetStreamManager, type Msg, type NatsConnection, type Subscription } from 'nats'
 import { arrivedBytes } from '../nats-internals.js'
@@ -17,7 +19,7 @@ export interface Delivery {
   consumerSeq: number
   /** When the stream stored it, in ms since the epoch (the subject carries ns). */
   ms: number
-  /** How many messages the consumer still has for us after this one. */
+  /** How many messages the consumer still has for us after this one, as the server counts them (2.9.10 may count too many). */
   pending: number
 }
 
@@ -102,6 +104,11 @@ export interface KvFeedOptions {
   onePerKey?: boolean
   /** Each change, in revision order. */
   onChange: (change: KvChange) => void
+  /**
+   * The stream's last sequence, read (stream info) before the feed starts; 0 when it holds no
+   * message. The feed is initialized once it has delivered that far.
+   */
+  endsAt: number
   /** Once, right after the last change the stream held when the feed started (at once for none). */
   onInitialized: () => void
   /** Told each time the consumer is created again, and why. */
@@ -123,10 +130,8 @@ export class KvFeed {
   private readonly heartbeatMs: number
   private readonly delivery: Delivery = { streamSeq: 0, consumerSeq: 0, ms: 0, pending: 0 }
   private sub: Subscription | undefined
-  private lastStreamSeq = 0
+  private lastStreamSeq: number
   private lastConsumerSeq = 0
-  /** Messages of the current consumer, counted toward the count its create reply gave. */
-  private received = 0
   private initialized = false
   private done = false
   private end!: (err?: Error) => void
@@ -139,6 +144,7 @@ export class KvFeed {
     this.stream = `KV_${opts.bucket}`
     this.prefixLength = `$KV.${opts.bucket}.`.length
     this.heartbeatMs = opts.heartbeatMs ?? 5000
+    this.lastStreamSeq = (opts.from ?? 1) - 1
     this.ended = new Promise((resolve) => {
       this.end = (err) => {
         if (this.done) return
@@ -183,10 +189,9 @@ export class KvFeed {
     this.sub?.unsubscribe()
     const inbox = createInbox(this.opts.inboxPrefix)
     this.lastConsumerSeq = 0
-    this.received = 0
     const sub = this.opts.nc.subscribe(inbox, {
       callback: (err, msg) => {
-        if (sub !== this.sub) return
+        if (sub !== this.sub || this.done) return
         if (err !== null) this.end(err)
         else this.take(msg)
       }
@@ -213,11 +218,9 @@ export class KvFeed {
         : { deliver_policy: whole ? DeliverPolicy.All : DeliverPolicy.LastPerSubject }),
       ...(whole ? {} : { filter_subject: `$KV.${this.opts.bucket}.>` })
     }
-    const info = await this.opts.jsm.consumers.add(this.stream, config)
-    if (sub !== this.sub || this.initialized) return
-    // Everything the consumer had to deliver when it was created may be here already, or be nothing.
-    const expected = info.num_pending + info.delivered.consumer_seq
-    if (this.received >= expected) this.initialize()
+    await this.opts.jsm.consumers.add(this.stream, config)
+    // Everything the stream held may be here already, or have been nothing.
+    if (sub === this.sub) this.initializeAt(this.lastStreamSeq)
   }
 
   /** Creates the consumer again after the last message taken; ends the feed when that fails. */
@@ -228,7 +231,13 @@ export class KvFeed {
     this.create(from).catch((err: Error) => { this.end(err) })
   }
 
+  /** Initialized once the feed has delivered as far as the stream reached when it started. */
+  private initializeAt (streamSeq: number): void {
+    if (streamSeq >= this.opts.endsAt) this.initialize()
+  }
+
   private initialize (): void {
+    if (this.initialized) return
     this.initialized = true
     this.opts.onInitialized()
   }
@@ -247,7 +256,6 @@ export class KvFeed {
     }
     this.lastConsumerSeq = d.consumerSeq
     this.lastStreamSeq = d.streamSeq
-    this.received++
     try {
       this.opts.onChange({
         key: utf8.decode(raw.subject.subarray(this.prefixLength)),
@@ -256,7 +264,8 @@ export class KvFeed {
         value: msg.data,
         created: new Date(d.ms)
       })
-      if (!this.initialized && d.pending === 0) this.initialize()
+      // A change may end the feed (a purge that has it read again): then it is not initialized.
+      if (!this.done) this.initializeAt(d.streamSeq)
     } catch (err) {
       this.end(err as Error)
     }
@@ -274,6 +283,12 @@ export class KvFeed {
     const stalled = h.get('Nats-Consumer-Stalled')
     if (stalled !== '') this.opts.nc.publish(stalled)
     const last = Number(h.get('Nats-Last-Consumer'))
-    if (last !== this.lastConsumerSeq) this.recreate(`the server delivered up to ${last}, this feed took ${this.lastConsumerSeq}`)
+    if (last !== this.lastConsumerSeq) {
+      this.recreate(`the server delivered up to ${last}, this feed took ${this.lastConsumerSeq}`)
+      return
+    }
+    // An idle consumer, not held back, has nothing more: the message at `endsAt` was removed
+    // (a purge, or deletes by hand) before it was delivered, and no later one will say so.
+    if (stalled === '') this.initialize()
   }
 }

@@ -4,13 +4,17 @@
 import type { NatsConnection } from 'nats'
 import { WHATS, type What } from '../wire/key-shapes.js'
 import type { Logger } from '../logger.js'
-import type { ViewStatus } from '../wire/schemas.js'
+import type { Static } from 'typebox'
+import type { NatsServerStatus, ViewStatus } from '../wire/schemas.js'
 import { BucketFollower } from './bucket-follower.js'
+import { purgeDefect } from './server-defects.js'
 
 export interface Views {
   readonly byWhat: Readonly<Record<What, BucketFollower>>
   /** True while the NATS connection is up. */
   connected (): boolean
+  /** The nats-server the connection is on now, and its known defect. */
+  server (): Static<typeof NatsServerStatus>
   status (): Record<What, ViewStatus>
   /** Every view read whole (live) or its bucket known absent: the instance can answer every question. */
   settled (): boolean
@@ -60,6 +64,10 @@ export async function createViews ({ nc, log, inboxPrefix, registryAfter, retryM
   return {
     byWhat,
     connected: () => connected,
+    server: () => {
+      const version = nc.info?.version
+      return { version: version ?? null, defect: purgeDefect(version) ?? null }
+    },
     status,
     settled,
     untilSettled: async () => {

@@ -66,6 +66,12 @@ export class Contents {
   private readonly otherNumbers = new Map<string, number>()
   revision = 0
   /**
+   * Cursors before this revision are refused: these contents were read again after a server
+   * defect lost changes (follow/server-defects.ts), and a cursor of the contents before them may
+   * lack what was found. Every answer's revision is at least this one, so that its cursor is served.
+   */
+  expiredBefore = 0
+  /**
    * The last revision that put or deleted an out-of-shape key, per field position: by the key's
    * token there, and (`none`) of keys with no token there, which every filter on that field keeps.
    * A filter reads the least of its fields' (conservative: every key it keeps is under each), so
@@ -248,7 +254,7 @@ export class Contents {
    */
   revisionFor (filter: ReadonlyMap<number, string>): number {
     if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.oddRevisionFor(filter))
+    return Math.max(this.candidates(filter).set.revision, this.oddRevisionFor(filter), this.expiredBefore)
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */

@@ -206,6 +206,21 @@ export const ViewStatus = Type.Object({
 export type ViewStatus = Static<typeof ViewStatus>
 export type ViewState = ViewStatus['state']
 
+/** A known defect of the nats-server the service is connected to (follow/server-defects.ts). */
+export const ServerDefect = Type.Object({
+  server: Type.String({ description: 'The version the server gave at connect.' }),
+  defect: Type.String({ description: 'What goes wrong on it, and what the service does about it.' }),
+  issue: Type.String({ description: 'The upstream change that fixed it.' }),
+  fixedIn: Type.String({ description: 'The first nats-server version without it: upgrade to it or later.' })
+}, { description: 'A known data-loss defect of the connected nats-server, worked around.' })
+export type ServerDefect = Static<typeof ServerDefect>
+
+/** The nats-server the connection is on, as readiness reports it. */
+export const NatsServerStatus = Type.Object({
+  version: Type.Union([Type.String(), Type.Null()], { description: 'The version the server gave at connect (again after a reconnect to another server); null before the first connect.' }),
+  defect: Type.Union([ServerDefect, Type.Null()], { description: 'Its known data-loss defect, null when it has none the service knows of.' })
+}, { description: 'The nats-server this instance is connected to.' })
+
 /** What one run of the registry writer did. */
 export const RegistryRun = Type.Object({
   at: Type.String({ format: 'date-time', description: 'When the run started.' }),
