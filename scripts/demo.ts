@@ -49,12 +49,16 @@ Over HTTP:
   curl -s '${running.url}/v1/needs?node=ace&module=gitea'
   curl -s '${running.url}/v1/collect?collection=shell:zsh:normal&node=ace'
   curl -s '${running.url}/v1/registry/secret'
+  curl -s '${running.url}/v1/nodes'                      (the mesh at a glance)
+  curl -s '${running.url}/v1/modules?state=pending'      (what is not applied yet)
+  curl -s '${running.url}/v1/needs/facets?by=kind'
   open ${running.url}/docs for the Swagger page, ${running.url}/readyz and ${running.url}/metrics
 
 On the bus (the verb ${config.subject}):
   ${bus} npm run ask -- '{"what":"needs","node":"ace","module":"gitea"}'
   ${bus} npm run ask -- '{"what":"applied","node":"g14"}'
   ${bus} npm run ask -- '{"what":"collect","module":"gitea"}'
+  ${bus} npm run ask -- '{"what":"modules","node":"ace"}'
   ${bus} npm run ask -- '{"what":"needs","colour":"red"}'    (a refusal, said)
 
 Ctrl-C stops the service and this NATS.

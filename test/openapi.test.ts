@@ -9,7 +9,7 @@ import { promisify } from 'node:util'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { describe, expect, it } from 'vitest'
-import { Answers, Entries, RequestFields } from '../src/domain/wire/schemas.js'
+import { Answers, Entries, Facets, ModuleRow, ModulesAnswer, NodeRow, NodesAnswer, RequestFields } from '../src/domain/wire/schemas.js'
 import { openApiText } from '../src/http/openapi-document.js'
 import { parseCursor } from '../src/domain/wire/cursor.js'
 import { ErrorBody } from '../src/http/schemas.js'
@@ -36,6 +36,14 @@ const SOURCES: Record<string, TSchema> = {
   '#/components/schemas/NeedsEntry': Entries.needs,
   '#/components/schemas/AppliedEntry': Entries.applied,
   '#/components/schemas/CollectEntry': Entries.collect,
+  '#/components/schemas/RegistryFacets': Facets.registry,
+  '#/components/schemas/NeedsFacets': Facets.needs,
+  '#/components/schemas/AppliedFacets': Facets.applied,
+  '#/components/schemas/CollectFacets': Facets.collect,
+  '#/components/schemas/NodesAnswer': NodesAnswer,
+  '#/components/schemas/ModulesAnswer': ModulesAnswer,
+  '#/components/schemas/NodeRow': NodeRow,
+  '#/components/schemas/ModuleRow': ModuleRow,
   '#/components/schemas/ErrorBody': ErrorBody
 }
 
@@ -48,7 +56,15 @@ const ANSWERS: Record<string, string> = {
   'GET /v1/registry/{kind}': '#/components/schemas/RegistryEntry',
   'GET /v1/needs/{node}/{module}/{kind}/{name}': '#/components/schemas/NeedsEntry',
   'GET /v1/applied/{node}/{module}': '#/components/schemas/AppliedEntry',
-  'GET /v1/collect/{node}/{collection}/{contributor}': '#/components/schemas/CollectEntry'
+  'GET /v1/collect/{node}/{collection}/{contributor}': '#/components/schemas/CollectEntry',
+  'GET /v1/registry/facets': '#/components/schemas/RegistryFacets',
+  'GET /v1/needs/facets': '#/components/schemas/NeedsFacets',
+  'GET /v1/applied/facets': '#/components/schemas/AppliedFacets',
+  'GET /v1/collect/facets': '#/components/schemas/CollectFacets',
+  'GET /v1/nodes': '#/components/schemas/NodesAnswer',
+  'GET /v1/modules': '#/components/schemas/ModulesAnswer',
+  'GET /v1/nodes/{node}': '#/components/schemas/NodeRow',
+  'GET /v1/modules/{node}/{module}': '#/components/schemas/ModuleRow'
 }
 
 describe('the OpenAPI document', () => {
@@ -66,8 +82,12 @@ describe('the OpenAPI document', () => {
     expect(doc.info.version).toBe(VERSION)
     expect(operations.map(([name]) => name).sort()).toEqual([
       'GET /healthz', 'GET /metrics', 'GET /readyz',
-      'GET /v1/applied', 'GET /v1/applied/events', 'GET /v1/applied/{node}/{module}', 'GET /v1/collect', 'GET /v1/collect/events', 'GET /v1/collect/{node}/{collection}/{contributor}',
-      'GET /v1/needs', 'GET /v1/needs/events', 'GET /v1/needs/{node}/{module}/{kind}/{name}', 'GET /v1/registry', 'GET /v1/registry/events', 'GET /v1/registry/{kind}'
+      'GET /v1/applied', 'GET /v1/applied/events', 'GET /v1/applied/facets', 'GET /v1/applied/{node}/{module}',
+      'GET /v1/collect', 'GET /v1/collect/events', 'GET /v1/collect/facets', 'GET /v1/collect/{node}/{collection}/{contributor}',
+      'GET /v1/modules', 'GET /v1/modules/{node}/{module}',
+      'GET /v1/needs', 'GET /v1/needs/events', 'GET /v1/needs/facets', 'GET /v1/needs/{node}/{module}/{kind}/{name}',
+      'GET /v1/nodes', 'GET /v1/nodes/{node}',
+      'GET /v1/registry', 'GET /v1/registry/events', 'GET /v1/registry/facets', 'GET /v1/registry/{kind}'
     ])
   })
 

@@ -173,8 +173,8 @@ describe('discovery ($SRV)', () => {
     const endpoint = info.endpoints[0]
     expect(endpoint).toMatchObject({ name: 'provisioning', subject: 'mesh-provisioner.provisioning', queue_group: 'mesh-provisioner' })
     const requestSchema = JSON.parse(endpoint.metadata.request_schema)
-    expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit', 'since'])
-    expect(JSON.parse(endpoint.metadata.response_schema).anyOf).toHaveLength(4)
+    expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit', 'since', 'by', 'state'])
+    expect(JSON.parse(endpoint.metadata.response_schema).anyOf).toHaveLength(10)
     const stats = JSON.parse((await nc.request('$SRV.STATS.mesh-provisioner', '', { timeout: 2000 })).string())
     expect(stats.endpoints[0].num_requests).toBeGreaterThan(10)
   })

@@ -609,6 +609,153 @@ export interface components {
             /** @description The point of the bucket's history this answer reflects (its generation and `revision`): pass it as `since` to learn only what changed after it. */
             cursor: string;
         };
+        /** @description A question about nodes. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        NodesRequest: {
+            /**
+             * @description The question: `nodes`.
+             * @constant
+             */
+            what: "nodes";
+            /**
+             * @description Only this node (one key token).
+             * @example n1
+             */
+            node?: string;
+            /**
+             * @description Continue after this key: the `next` of an earlier answer.
+             * @example n1.gitea.secret.db-password
+             */
+            after?: string;
+            /**
+             * @description At most this many entries (1 to 10000).
+             * @example 100
+             */
+            limit?: number;
+        };
+        /** @description A row per node that a key of needs, applied or collect names. */
+        NodesAnswer: {
+            /**
+             * @description The question answered.
+             * @constant
+             */
+            what: "nodes";
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many nodes the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description A row per node, sorted by node. */
+            nodes: {
+                /** @description The node: the first token of its keys. */
+                node: string;
+                /** @description Its entries in the needs bucket. */
+                needs: number;
+                /** @description Its entries in the applied bucket. */
+                applied: number;
+                /** @description Its entries in the collect bucket. */
+                collect: number;
+                /** @description Its out-of-shape keys in the three buckets (keys whose first token names it). */
+                outOfShape: number;
+                /** @description The latest write of its entries still there (when its provisioner client last wrote); null without entries. */
+                updated: string | null;
+                /** @description How many of its modules are in each state. */
+                modules: {
+                    /** @description Its modules in state `unapplied`. */
+                    unapplied: number;
+                    /** @description Its modules in state `pending`. */
+                    pending: number;
+                    /** @description Its modules in state `applied`. */
+                    applied: number;
+                    /** @description Its modules in state `orphaned`. */
+                    orphaned: number;
+                };
+            }[];
+            /** @description Present when cut: the node to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description A question about modules. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        ModulesRequest: {
+            /**
+             * @description The question: `modules`.
+             * @constant
+             */
+            what: "modules";
+            /**
+             * @description Only this node (one key token).
+             * @example n1
+             */
+            node?: string;
+            /**
+             * @description Only this module; for collect, the contributor.
+             * @example gitea
+             */
+            module?: string;
+            /**
+             * @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs).
+             * @example pending
+             */
+            state?: "unapplied" | "pending" | "applied" | "orphaned";
+            /**
+             * @description Continue after this key: the `next` of an earlier answer.
+             * @example n1.gitea.secret.db-password
+             */
+            after?: string;
+            /**
+             * @description At most this many entries (1 to 10000).
+             * @example 100
+             */
+            limit?: number;
+        };
+        /** @description A row per module on a node that has a need or an applied entry. */
+        ModulesAnswer: {
+            /**
+             * @description The question answered.
+             * @constant
+             */
+            what: "modules";
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many modules the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description A row per node and module, sorted by node then module. */
+            modules: {
+                /** @description The node. */
+                node: string;
+                /** @description The module. */
+                module: string;
+                /** @description Its needs on the node. */
+                needs: number;
+                /** @description The latest write of its needs; null without needs. */
+                needsUpdated: string | null;
+                /** @description Its applied entry; null without one. */
+                applied: {
+                    /** @description The revision of its applied entry. */
+                    revision: number;
+                    /**
+                     * Format: date-time
+                     * @description When the applied entry was written. At the precision NATS gives (nanoseconds), which the state compares.
+                     */
+                    updated: string;
+                } | null;
+                /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
+                state: "unapplied" | "pending" | "applied" | "orphaned";
+            }[];
+            /** @description Present when cut: the `<node>.<module>` to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
         /** @description One registry entry: the key read into its fields. */
         RegistryEntry: {
             /** @description The kind of placeholder. */

@@ -164,6 +164,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/registry/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The distinct values of one field of the registry entries, with how many entries hold each.
+         * @description The values of `by` among the entries of bucket `mesh-provisioner_registry` that the filter keeps, sorted by their UTF-8 bytes, each with its count and the last revision that touched it; `outOfShape` counts the out-of-shape keys the filter keeps. Paged by `after` (a value) and `limit` (1000 unless asked). The verb answers the same document for the list's request with `by`. A kind named `facets` is read with `/v1/registry?kind=facets`. Carries an ETag; send it back in If-None-Match to get 304 while nothing changed.
+         */
+        get: operations["facetsRegistry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/needs/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The distinct values of one field of the needs entries, with how many entries hold each.
+         * @description The values of `by` among the entries of bucket `mesh-provisioner_needs` that the filter keeps, sorted by their UTF-8 bytes, each with its count and the last revision that touched it; `outOfShape` counts the out-of-shape keys the filter keeps. Paged by `after` (a value) and `limit` (1000 unless asked). The verb answers the same document for the list's request with `by`. A kind named `facets` is read with `/v1/registry?kind=facets`. Carries an ETag; send it back in If-None-Match to get 304 while nothing changed.
+         */
+        get: operations["facetsNeeds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applied/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The distinct values of one field of the applied entries, with how many entries hold each.
+         * @description The values of `by` among the entries of bucket `mesh-provisioner_applied` that the filter keeps, sorted by their UTF-8 bytes, each with its count and the last revision that touched it; `outOfShape` counts the out-of-shape keys the filter keeps. Paged by `after` (a value) and `limit` (1000 unless asked). The verb answers the same document for the list's request with `by`. A kind named `facets` is read with `/v1/registry?kind=facets`. Carries an ETag; send it back in If-None-Match to get 304 while nothing changed.
+         */
+        get: operations["facetsApplied"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collect/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The distinct values of one field of the collect entries, with how many entries hold each.
+         * @description The values of `by` among the entries of bucket `mesh-provisioner_collect` that the filter keeps, sorted by their UTF-8 bytes, each with its count and the last revision that touched it; `outOfShape` counts the out-of-shape keys the filter keeps. Paged by `after` (a value) and `limit` (1000 unless asked). The verb answers the same document for the list's request with `by`. A kind named `facets` is read with `/v1/registry?kind=facets`. Carries an ETag; send it back in If-None-Match to get 304 while nothing changed.
+         */
+        get: operations["facetsCollect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A row per node: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.
+         * @description A row per node that the first token of a key of needs, applied or collect names (a node named only by out-of-shape keys too), sorted by node, paged by `after` (a node) and `limit`. The same document as the verb answers for {"what":"nodes"}; it carries no revision or cursor (it spans buckets), and its ETag moves only when the answer would change: send it back in If-None-Match to get 304.
+         */
+        get: operations["listNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/modules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A row per module on a node, with its provisioning state: `?state=pending` is what is not applied yet, anywhere.
+         * @description A row per node and module that has a need or an applied entry, sorted by node then module, paged by `after` (`<node>.<module>`) and `limit`; its state compares the NATS servers' timestamps of its needs and its applied entry. The same document as the verb answers for {"what":"modules"}; it carries no revision or cursor (it spans buckets), and its ETag moves only when the answer would change: send it back in If-None-Match to get 304.
+         */
+        get: operations["listModules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{node}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One node's row: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.
+         * @description The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change.
+         */
+        get: operations["getNode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/modules/{node}/{module}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One module on one node, with its provisioning state.
+         * @description The row `GET /v1/modules` gives the module on the node; its state is one of unapplied, pending, applied, orphaned. Carries an ETag that moves only when the row would change.
+         */
+        get: operations["getModule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/registry/events": {
         parameters: {
             query?: never;
@@ -719,6 +879,321 @@ export interface components {
              * @description When that revision was written.
              */
             updated: string;
+        };
+        /** @description The distinct values of one field of the registry entries (facets). */
+        RegistryFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @enum {string}
+             */
+            what: "registry";
+            /**
+             * @description The bucket read.
+             * @enum {string}
+             */
+            bucket: "mesh-provisioner_registry";
+            /**
+             * @description The field whose values are counted.
+             * @enum {string}
+             */
+            by: "kind";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description The distinct values of one field of the needs entries (facets). */
+        NeedsFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @enum {string}
+             */
+            what: "needs";
+            /**
+             * @description The bucket read.
+             * @enum {string}
+             */
+            bucket: "mesh-provisioner_needs";
+            /** @description The field whose values are counted. */
+            by: "node" | "module" | "kind";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description The distinct values of one field of the applied entries (facets). */
+        AppliedFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @enum {string}
+             */
+            what: "applied";
+            /**
+             * @description The bucket read.
+             * @enum {string}
+             */
+            bucket: "mesh-provisioner_applied";
+            /** @description The field whose values are counted. */
+            by: "node" | "module";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description The distinct values of one field of the collect entries (facets). */
+        CollectFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @enum {string}
+             */
+            what: "collect";
+            /**
+             * @description The bucket read.
+             * @enum {string}
+             */
+            bucket: "mesh-provisioner_collect";
+            /** @description The field whose values are counted. */
+            by: "node" | "collection" | "contributor";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description A row per node that a key of needs, applied or collect names. */
+        NodesAnswer: {
+            /**
+             * @description The question answered.
+             * @enum {string}
+             */
+            what: "nodes";
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many nodes the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description A row per node, sorted by node. */
+            nodes: {
+                /** @description The node: the first token of its keys. */
+                node: string;
+                /** @description Its entries in the needs bucket. */
+                needs: number;
+                /** @description Its entries in the applied bucket. */
+                applied: number;
+                /** @description Its entries in the collect bucket. */
+                collect: number;
+                /** @description Its out-of-shape keys in the three buckets (keys whose first token names it). */
+                outOfShape: number;
+                /** @description The latest write of its entries still there (when its provisioner client last wrote); null without entries. */
+                updated: string | null;
+                /** @description How many of its modules are in each state. */
+                modules: {
+                    /** @description Its modules in state `unapplied`. */
+                    unapplied: number;
+                    /** @description Its modules in state `pending`. */
+                    pending: number;
+                    /** @description Its modules in state `applied`. */
+                    applied: number;
+                    /** @description Its modules in state `orphaned`. */
+                    orphaned: number;
+                };
+            }[];
+            /** @description Present when cut: the node to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description A row per module on a node that has a need or an applied entry. */
+        ModulesAnswer: {
+            /**
+             * @description The question answered.
+             * @enum {string}
+             */
+            what: "modules";
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many modules the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description A row per node and module, sorted by node then module. */
+            modules: {
+                /** @description The node. */
+                node: string;
+                /** @description The module. */
+                module: string;
+                /** @description Its needs on the node. */
+                needs: number;
+                /** @description The latest write of its needs; null without needs. */
+                needsUpdated: string | null;
+                /** @description Its applied entry; null without one. */
+                applied: {
+                    /** @description The revision of its applied entry. */
+                    revision: number;
+                    /**
+                     * Format: date-time
+                     * @description When the applied entry was written. At the precision NATS gives (nanoseconds), which the state compares.
+                     */
+                    updated: string;
+                } | null;
+                /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
+                state: "unapplied" | "pending" | "applied" | "orphaned";
+            }[];
+            /** @description Present when cut: the `<node>.<module>` to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description One node, as the three buckets name it. */
+        NodeRow: {
+            /** @description The node: the first token of its keys. */
+            node: string;
+            /** @description Its entries in the needs bucket. */
+            needs: number;
+            /** @description Its entries in the applied bucket. */
+            applied: number;
+            /** @description Its entries in the collect bucket. */
+            collect: number;
+            /** @description Its out-of-shape keys in the three buckets (keys whose first token names it). */
+            outOfShape: number;
+            /** @description The latest write of its entries still there (when its provisioner client last wrote); null without entries. */
+            updated: string | null;
+            /** @description How many of its modules are in each state. */
+            modules: {
+                /** @description Its modules in state `unapplied`. */
+                unapplied: number;
+                /** @description Its modules in state `pending`. */
+                pending: number;
+                /** @description Its modules in state `applied`. */
+                applied: number;
+                /** @description Its modules in state `orphaned`. */
+                orphaned: number;
+            };
+        };
+        /** @description One module on one node, with its provisioning state. */
+        ModuleRow: {
+            /** @description The node. */
+            node: string;
+            /** @description The module. */
+            module: string;
+            /** @description Its needs on the node. */
+            needs: number;
+            /** @description The latest write of its needs; null without needs. */
+            needsUpdated: string | null;
+            /** @description Its applied entry; null without one. */
+            applied: {
+                /** @description The revision of its applied entry. */
+                revision: number;
+                /**
+                 * Format: date-time
+                 * @description When the applied entry was written. At the precision NATS gives (nanoseconds), which the state compares.
+                 */
+                updated: string;
+            } | null;
+            /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
+            state: "unapplied" | "pending" | "applied" | "orphaned";
         };
         /** @description Every refusal, on the bus and over HTTP. */
         ErrorBody: {
@@ -2188,6 +2663,1283 @@ export interface operations {
                      *       "error": {
                      *         "code": "NOT_FOUND",
                      *         "message": "bucket mesh-provisioner_collect holds no node.collection.contributor entry \"n1.shell=3Abash=3Anormal.gitea\"; ask the list (what=collect) to see what it holds"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    facetsRegistry: {
+        parameters: {
+            query: {
+                /** @description The field whose distinct values to count: kind. */
+                by: "kind";
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
+                kind?: string;
+                /** @description Continue after this key: the `next` of an earlier answer. */
+                after?: string;
+                /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
+                limit?: number;
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registry facets. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "what": "registry",
+                     *       "bucket": "mesh-provisioner_registry",
+                     *       "by": "kind",
+                     *       "revision": 13,
+                     *       "cursor": "13-1795945200123456789",
+                     *       "stale": false,
+                     *       "total": 2,
+                     *       "values": [
+                     *         {
+                     *           "value": "bound",
+                     *           "count": 1,
+                     *           "revision": 4
+                     *         },
+                     *         {
+                     *           "value": "secret",
+                     *           "count": 1,
+                     *           "revision": 3
+                     *         }
+                     *       ],
+                     *       "outOfShape": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RegistryFacets"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "field": "by"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    facetsNeeds: {
+        parameters: {
+            query: {
+                /** @description The field whose distinct values to count: node, module, kind. */
+                by: "node" | "module" | "kind";
+                /** @description Only this node (one key token). */
+                node?: string;
+                /** @description Only this module; for collect, the contributor. */
+                module?: string;
+                /** @description Only this kind of placeholder (registry: the kind answered; needs: the kind needed). */
+                kind?: string;
+                /** @description For needs: only needs of this name. */
+                name?: string;
+                /** @description Continue after this key: the `next` of an earlier answer. */
+                after?: string;
+                /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
+                limit?: number;
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The needs facets. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "what": "needs",
+                     *       "bucket": "mesh-provisioner_needs",
+                     *       "by": "node",
+                     *       "revision": 187,
+                     *       "cursor": "187-1795945200123456789",
+                     *       "stale": false,
+                     *       "total": 40,
+                     *       "values": [
+                     *         {
+                     *           "value": "ace",
+                     *           "count": 114,
+                     *           "revision": 113
+                     *         },
+                     *         {
+                     *           "value": "g14",
+                     *           "count": 73,
+                     *           "revision": 187
+                     *         }
+                     *       ],
+                     *       "outOfShape": 1,
+                     *       "next": "g14",
+                     *       "cut": {
+                     *         "reason": "limit",
+                     *         "omitted": 38
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NeedsFacets"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "field": "by"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    facetsApplied: {
+        parameters: {
+            query: {
+                /** @description The field whose distinct values to count: node, module. */
+                by: "node" | "module";
+                /** @description Only this node (one key token). */
+                node?: string;
+                /** @description Only this module; for collect, the contributor. */
+                module?: string;
+                /** @description Continue after this key: the `next` of an earlier answer. */
+                after?: string;
+                /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
+                limit?: number;
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The applied facets. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "what": "applied",
+                     *       "bucket": "mesh-provisioner_applied",
+                     *       "by": "module",
+                     *       "revision": 40,
+                     *       "cursor": "40-1795945200123456789",
+                     *       "stale": false,
+                     *       "total": 2,
+                     *       "values": [
+                     *         {
+                     *           "value": "gitea",
+                     *           "count": 12,
+                     *           "revision": 40
+                     *         },
+                     *         {
+                     *           "value": "mail",
+                     *           "count": 3,
+                     *           "revision": 31
+                     *         }
+                     *       ],
+                     *       "outOfShape": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppliedFacets"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "field": "by"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    facetsCollect: {
+        parameters: {
+            query: {
+                /** @description The field whose distinct values to count: node, collection, contributor, module (module for contributor). */
+                by: "node" | "collection" | "contributor" | "module";
+                /** @description Only this node (one key token). */
+                node?: string;
+                /** @description Only this module; for collect, the contributor. */
+                module?: string;
+                /** @description For collect: only this contributor (the same as `module`). */
+                contributor?: string;
+                /** @description For collect: only this collection, by its decoded name; the service encodes it. */
+                collection?: string;
+                /** @description Continue after this key: the `next` of an earlier answer. */
+                after?: string;
+                /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
+                limit?: number;
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collect facets. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "what": "collect",
+                     *       "bucket": "mesh-provisioner_collect",
+                     *       "by": "collection",
+                     *       "revision": 1234,
+                     *       "cursor": "1234-1795945200123456789",
+                     *       "stale": false,
+                     *       "total": 1,
+                     *       "values": [
+                     *         {
+                     *           "value": "shell:zsh:normal",
+                     *           "count": 513,
+                     *           "revision": 1201
+                     *         }
+                     *       ],
+                     *       "outOfShape": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectFacets"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "field": "by"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listNodes: {
+        parameters: {
+            query?: {
+                /** @description Only this node (one key token). */
+                node?: string;
+                /** @description Continue after this key: the `next` of an earlier answer. */
+                after?: string;
+                /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
+                limit?: number;
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The nodes answer. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "what": "nodes",
+                     *       "stale": false,
+                     *       "total": 40,
+                     *       "nodes": [
+                     *         {
+                     *           "node": "ace",
+                     *           "needs": 114,
+                     *           "applied": 12,
+                     *           "collect": 40,
+                     *           "outOfShape": 1,
+                     *           "updated": "2026-11-29T09:40:00.000Z",
+                     *           "modules": {
+                     *             "applied": 10,
+                     *             "pending": 1,
+                     *             "unapplied": 1,
+                     *             "orphaned": 0
+                     *           }
+                     *         },
+                     *         {
+                     *           "node": "bob",
+                     *           "needs": 0,
+                     *           "applied": 0,
+                     *           "collect": 0,
+                     *           "outOfShape": 2,
+                     *           "updated": null,
+                     *           "modules": {
+                     *             "applied": 0,
+                     *             "pending": 0,
+                     *             "unapplied": 0,
+                     *             "orphaned": 0
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next": "bob",
+                     *       "cut": {
+                     *         "reason": "limit",
+                     *         "omitted": 38
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NodesAnswer"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned",
+                     *         "field": "state"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listModules: {
+        parameters: {
+            query?: {
+                /** @description Only this node (one key token). */
+                node?: string;
+                /** @description Only this module; for collect, the contributor. */
+                module?: string;
+                /** @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs). */
+                state?: "unapplied" | "pending" | "applied" | "orphaned";
+                /** @description Continue after this key: the `next` of an earlier answer. */
+                after?: string;
+                /** @description At most this many entries (1 to 10000). Without it, 1000; a longer answer is cut and says so in `cut` and `next`. */
+                limit?: number;
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The modules answer. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "what": "modules",
+                     *       "stale": false,
+                     *       "total": 2,
+                     *       "modules": [
+                     *         {
+                     *           "node": "ace",
+                     *           "module": "gitea",
+                     *           "needs": 4,
+                     *           "needsUpdated": "2026-11-29T09:41:12.345678901Z",
+                     *           "applied": {
+                     *             "revision": 12,
+                     *             "updated": "2026-11-29T09:40:00.123456789Z"
+                     *           },
+                     *           "state": "pending"
+                     *         },
+                     *         {
+                     *           "node": "g14",
+                     *           "module": "mail",
+                     *           "needs": 2,
+                     *           "needsUpdated": "2026-11-29T09:12:00.000000001Z",
+                     *           "applied": null,
+                     *           "state": "unapplied"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModulesAnswer"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned",
+                     *         "field": "state"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The node (one key token).
+                 * @example n1
+                 */
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node's row. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "node": "ace",
+                     *       "needs": 114,
+                     *       "applied": 12,
+                     *       "collect": 40,
+                     *       "outOfShape": 1,
+                     *       "updated": "2026-11-29T09:40:00.000Z",
+                     *       "modules": {
+                     *         "applied": 10,
+                     *         "pending": 1,
+                     *         "unapplied": 1,
+                     *         "orphaned": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NodeRow"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "node: \"g 14\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"n1\")",
+                     *         "field": "node"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No key of needs, applied or collect names the node. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "no key of buckets mesh-provisioner_needs, mesh-provisioner_applied or mesh-provisioner_collect names node \"zed\"; ask GET /v1/nodes (what=nodes) for the nodes there are"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BUCKET_MISSING",
+                     *         "message": "bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getModule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The node (one key token).
+                 * @example n1
+                 */
+                node: string;
+                /**
+                 * @description The module (one key token).
+                 * @example gitea
+                 */
+                module: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The module's row. */
+            200: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "node": "ace",
+                     *       "module": "gitea",
+                     *       "needs": 4,
+                     *       "needsUpdated": "2026-11-29T09:41:12.345678901Z",
+                     *       "applied": {
+                     *         "revision": 12,
+                     *         "updated": "2026-11-29T09:40:00.123456789Z"
+                     *       },
+                     *       "state": "pending"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModuleRow"];
+                };
+            };
+            /** @description Not modified: the answer still has the ETag named in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `no-cache`: keep the answer, but ask again with If-None-Match before using it. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "module: \"gitea.x\" will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. \"gitea\")",
+                     *         "field": "module"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names none of them (in `node` or the path); the message names the nodes it may read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only: name one of them in node (the query's node or the path's)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Neither needs nor applied holds the module on the node (a contributor of collect alone is no module). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "neither mesh-provisioner_needs nor mesh-provisioner_applied holds module \"mail\" on node \"ace\"; ask GET /v1/modules?node=ace (what=modules) for its modules"
                      *       }
                      *     }
                      */

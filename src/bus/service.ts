@@ -7,7 +7,8 @@ import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
 import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
-import { readQuery } from '../domain/wire/request.js'
+import { isOverview, readRequest } from '../domain/wire/request.js'
+import type { OverviewQuestion } from '../domain/answers/overview.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
 import { endpointErrorCounter } from '../domain/nats-internals.js'
@@ -73,7 +74,11 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
    * The questions of recent payloads, for the answer size they were read for: the same text is the
    * same question. Bounded by what they hold; their answers are the answer cache's to count.
    */
-  const questions = new RecentlyUsed<Question, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_question, text) => questionBytes(text) })
+  const questions = new RecentlyUsed<Question | OverviewQuestion, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_question, text) => questionBytes(text) })
+  const ask = (text: string, maxBytes: number): Question | OverviewQuestion => {
+    const query = readRequest(readPayload(text))
+    return isOverview(query) ? provisioning.overviews.question(query, { maxBytes }) : provisioning.question(query, { maxBytes })
+  }
   /** `settled`: a question with `since` has had its moment to reach the cursor's revision. */
   const handle = (msg: ServiceMsg, settled = false): void => {
     const started = process.hrtime.bigint()
@@ -83,10 +88,10 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     try {
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       const text = payloadText(msg.data)
-      const question = questions.obtain(text, maxBytes, () => provisioning.question(readQuery(readPayload(text)), { maxBytes }))
+      const question = questions.obtain(text, maxBytes, () => ask(text, maxBytes))
       const query = question.query
       route = query.what
-      if (query.since !== undefined && !settled) {
+      if (!isOverview(query) && query.since !== undefined && !settled) {
         // A cursor another instance gave may be ahead of this one: answer once it is reached (or refuse then).
         deferred = true
         void provisioning.settle(query).finally(() => { handle(msg, true) })

@@ -18,6 +18,7 @@ import { Pool } from './holds.js'
 import { registerOperations } from './operations.js'
 import { brokenEscape } from './query-string.js'
 import { registerRoutes } from './routes.js'
+import { registerOverviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
@@ -220,6 +221,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     for (const held of waits.holds()) held.end({ early: true })
   })
   registerRoutes(app, { ...deps, waits })
+  registerOverviewRoutes(app, { ...deps, waits })
   registerEvents(app, { ...deps, ...deps.events, streams })
   registerOperations(app, deps)
   return app

@@ -61,6 +61,7 @@ function swaggerOptions (version: string): SwaggerOptions {
       },
       tags: [
         { name: 'provisioning', description: 'The four questions, as the verb answers them.' },
+        { name: 'at a glance', description: 'The mesh at a glance: the distinct values of a field (facets), a row per node, a row per module on a node with its provisioning state.' },
         { name: 'operations', description: 'Liveness, readiness and metrics.' }
       ]
     },

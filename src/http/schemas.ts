@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, errorBodySchema, NatsServerStatus, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
+import { Answers, Entries, errorBodySchema, Facets, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, questionFields, RegistryRun, RequestFields, ViewStatus } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -57,6 +57,16 @@ export function querystringOf (what: What): TObject {
   return Type.Object(properties, { additionalProperties: false })
 }
 
+/** A query string of the named fields (`limit` with the HTTP default), all optional but those in `required`, for the OpenAPI document. */
+export function querystringOfFields (fields: readonly string[], required: readonly string[] = []): TObject {
+  const properties: Record<string, TSchema> = {}
+  for (const field of fields) {
+    const schema = field === 'limit' ? limit : field === 'wait' ? wait : RequestFields[field as keyof typeof RequestFields]
+    properties[field] = required.includes(field) ? schema : Type.Optional(schema)
+  }
+  return Type.Object(properties, { additionalProperties: false })
+}
+
 /** The path parameters of a one-entry route: the key's fields, in key order. */
 export function entryParams (what: What): TObject {
   const properties: Record<string, TSchema> = {}
@@ -75,6 +85,12 @@ export const ENTRY_SCHEMAS = {
   applied: { ...Entries.applied, $id: 'AppliedEntry' },
   collect: { ...Entries.collect, $id: 'CollectEntry' }
 } satisfies Record<What, TSchema & { $id: string }>
+
+/** One node's row and one module's, named for the OpenAPI document (their one-row routes answer them). */
+export const ROW_SCHEMAS = {
+  node: { ...NodeRow, $id: 'NodeRow' },
+  module: { ...ModuleRow, $id: 'ModuleRow' }
+}
 
 /** Whether the verb is served: only once the views are settled, and never quietly lost. */
 export const VerbState = Type.Union([Type.Literal('starting'), Type.Literal('serving'), Type.Literal('down')], {
@@ -105,4 +121,4 @@ export const Health = Type.Object({
 export const ErrorBody = errorBodySchema(HTTP_CODES)
 
 /** Shared schemas registered once with fastify; routes refer to them by $id. */
-export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ErrorBody, Readiness]
+export const SHARED_SCHEMAS = [Answers.registry, Answers.needs, Answers.applied, Answers.collect, ...Object.values(ENTRY_SCHEMAS), ...Object.values(Facets), NodesAnswer, ModulesAnswer, ...Object.values(ROW_SCHEMAS), ErrorBody, Readiness]

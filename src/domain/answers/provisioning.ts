@@ -3,6 +3,8 @@
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
 import { RecentlyUsed } from './recently-used.js'
+import { facetsJson } from './facets.js'
+import { createOverviews, type Overviews } from './overview.js'
 import { Waiters, type Waiter } from './waiters.js'
 import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
@@ -103,6 +105,8 @@ export function questionBytes (text: string): number {
 }
 
 export interface Provisioning {
+  /** The questions across buckets: nodes and modules (SPEC §10). */
+  readonly overviews: Overviews
   ask (query: Query, opts?: AskOptions): Answer
   /** The question `query` as one to be asked again; it answers what `version` and `ask` would. */
   question (query: Query, opts?: AskOptions): Question
@@ -159,13 +163,13 @@ export function noEntry (what: What, key: string): ProvisionerError {
 const SETTLE_MS = 2000
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
-interface Narrowing {
+export interface Narrowing {
   positions: Map<number, string>
   matches: (fields: readonly string[]) => boolean
   keepsTokens: (tokens: readonly string[]) => boolean
 }
 
-function narrowing (what: What, filter: Record<string, string>): Narrowing {
+export function narrowing (what: What, filter: Record<string, string>): Narrowing {
   const positions = new Map<number, string>()
   const tokens: Array<[number, string]> = []
   FIELDS[what].forEach((f, i) => {
@@ -315,7 +319,7 @@ export function createProvisioning (views: Views): Provisioning {
 
   /** The answer cache's key of a question: what decides its bytes besides the state. */
   function answerKey (query: Query, opts: AskOptions): string {
-    return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.limit, opts.defaultLimit, opts.maxBytes])
+    return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
   }
 
   /** The answer kept under `key` for `version`, else built now (read in the same turn as `version`). */
@@ -328,9 +332,11 @@ export function createProvisioning (views: Views): Provisioning {
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
       const head = { what, contents, stale }
-      const json = query.since === undefined
-        ? list(head, n, revision, after, limit, budget)
-        : since(head, n, query.since.revision, limit, budget)
+      const json = query.by !== undefined
+        ? facetsJson({ ...head, by: query.by, revision, after, limit, budget }, n)
+        : query.since === undefined
+          ? list(head, n, revision, after, limit, budget)
+          : since(head, n, query.since.revision, limit, budget)
       return new Answer(json, version)
     })
   }
@@ -440,6 +446,7 @@ export function createProvisioning (views: Views): Provisioning {
   }
 
   return {
+    overviews: createOverviews(views),
     ask,
     question,
     version,

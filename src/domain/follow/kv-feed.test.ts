@@ -3,18 +3,18 @@ import { readDelivery as readBytes, type Delivery } from './kv-feed.js'
 
 const readDelivery = (reply: string, into: Delivery): boolean => readBytes(new TextEncoder().encode(reply), into)
 
-const fresh = (): Delivery => ({ streamSeq: -9, consumerSeq: -9, ms: -9, pending: -9 })
+const fresh = (): Delivery => ({ streamSeq: -9, consumerSeq: -9, ms: -9, nanos: -9, pending: -9 })
 // 2026-12-01T13:00:00.123456789Z in ns: more digits than a double holds exactly.
 const NS = '1796130000123456789'
 const MS = 1796130000123
 
 describe('readDelivery', () => {
   test.each([
-    ['the form before 2.9', `$JS.ACK.KV_b.c1.1.318003.42.${NS}.7`, { streamSeq: 318003, consumerSeq: 42, ms: MS, pending: 7 }],
-    ['with domain and account hash', `$JS.ACK.hub.ACCHASH.KV_b.c1.1.12.3.${NS}.0`, { streamSeq: 12, consumerSeq: 3, ms: MS, pending: 0 }],
-    ['with the trailing random token', `$JS.ACK._.ACCHASH.KV_b.c1.2.5.4.${NS}.1.x9y8`, { streamSeq: 5, consumerSeq: 4, ms: MS, pending: 1 }],
-    ['a time under a millisecond', '$JS.ACK.KV_b.c1.1.1.1.999999.0', { streamSeq: 1, consumerSeq: 1, ms: 0, pending: 0 }],
-    ['a time of one millisecond and a bit', '$JS.ACK.KV_b.c1.1.1.1.1000001.0', { streamSeq: 1, consumerSeq: 1, ms: 1, pending: 0 }]
+    ['the form before 2.9', `$JS.ACK.KV_b.c1.1.318003.42.${NS}.7`, { streamSeq: 318003, consumerSeq: 42, ms: MS, nanos: 456789, pending: 7 }],
+    ['with domain and account hash', `$JS.ACK.hub.ACCHASH.KV_b.c1.1.12.3.${NS}.0`, { streamSeq: 12, consumerSeq: 3, ms: MS, nanos: 456789, pending: 0 }],
+    ['with the trailing random token', `$JS.ACK._.ACCHASH.KV_b.c1.2.5.4.${NS}.1.x9y8`, { streamSeq: 5, consumerSeq: 4, ms: MS, nanos: 456789, pending: 1 }],
+    ['a time under a millisecond', '$JS.ACK.KV_b.c1.1.1.1.999999.0', { streamSeq: 1, consumerSeq: 1, ms: 0, nanos: 999999, pending: 0 }],
+    ['a time of one millisecond and a bit', '$JS.ACK.KV_b.c1.1.1.1.1000001.0', { streamSeq: 1, consumerSeq: 1, ms: 1, nanos: 1, pending: 0 }]
   ])('reads %s', (_name, reply, want) => {
     const into = fresh()
     expect(readDelivery(reply, into)).toBe(true)

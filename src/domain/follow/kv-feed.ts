@@ -19,6 +19,8 @@ export interface Delivery {
   consumerSeq: number
   /** When the stream stored it, in ms since the epoch (the subject carries ns). */
   ms: number
+  /** The ns within that ms: the modules' states compare at the precision NATS gives (SPEC §10). */
+  nanos: number
   /** How many messages the consumer still has for us after this one, as the server counts them (2.9.10 may count too many). */
   pending: number
 }
@@ -69,10 +71,12 @@ export function readDelivery (reply: Uint8Array | undefined, into: Delivery): bo
   // ns to ms: the digits but the last six, read apart, so that the number stays exact.
   const msTo = Math.max(tsAt + 1, pendingAt - 6)
   const ms = msTo > tsAt + 1 ? digits(reply, tsAt + 1, msTo) : 0
-  if (streamSeq < 0 || consumerSeq < 0 || pending < 0 || ms < 0 || digits(reply, msTo, pendingAt) < 0) return false
+  const nanos = digits(reply, msTo, pendingAt)
+  if (streamSeq < 0 || consumerSeq < 0 || pending < 0 || ms < 0 || nanos < 0) return false
   into.streamSeq = streamSeq
   into.consumerSeq = consumerSeq
   into.ms = ms
+  into.nanos = nanos
   into.pending = pending
   return true
 }
@@ -128,7 +132,7 @@ export class KvFeed {
   private readonly stream: string
   private readonly prefixLength: number
   private readonly heartbeatMs: number
-  private readonly delivery: Delivery = { streamSeq: 0, consumerSeq: 0, ms: 0, pending: 0 }
+  private readonly delivery: Delivery = { streamSeq: 0, consumerSeq: 0, ms: 0, nanos: 0, pending: 0 }
   private sub: Subscription | undefined
   private lastStreamSeq: number
   private lastConsumerSeq = 0
@@ -262,7 +266,8 @@ export class KvFeed {
         revision: d.streamSeq,
         operation: operationOf(msg),
         value: msg.data,
-        created: new Date(d.ms)
+        created: new Date(d.ms),
+        nanos: d.nanos
       })
       // A change may end the feed (a purge that has it read again): then it is not initialized.
       if (!this.done) this.initializeAt(d.streamSeq)

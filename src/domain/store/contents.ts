@@ -7,6 +7,7 @@ import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson } from './entry.js'
 import { KeyRange, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
+import { Tally } from './tally.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -15,6 +16,8 @@ export interface KvChange {
   operation: 'PUT' | 'DEL' | 'PURGE'
   value: Uint8Array
   created: Date
+  /** The ns within `created`'s ms, where the feed knows them (a nats.js KvEntry does not: 0). */
+  nanos?: number
 }
 
 export interface OutOfShapeEntry {
@@ -100,11 +103,33 @@ export class Contents {
   /** What a value no key of this generation ever had narrows to: nothing, at revision 0 (never changed). */
   private readonly none: KeySet
 
+  /** Per node and module (SPEC §10); the registry has none. */
+  readonly tally: Tally | undefined
+
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
     this.oddAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
     this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
+    this.tally = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens))
+  }
+
+  /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
+  private recount (tokens: readonly string[]): { count: number, ms: number, nanos: number, revision: number } {
+    const out = { count: 0, ms: 0, nanos: 0, revision: 0 }
+    const all = this.all
+    const prefix = tokens.join('.')
+    const whole = tokens.length === FIELDS[this.what].length
+    if (all === undefined) return out
+    const [lo, hi] = whole ? [all.lowerBound(prefix), all.upperBound(prefix)] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
+    for (let i = lo; i < hi; i++) {
+      const slot = all.slotAt(i)
+      const ms = this.entries.updatedAt(slot)
+      const nanos = this.entries.nanosAt(slot)
+      out.count++
+      if (ms > out.ms || (ms === out.ms && nanos >= out.nanos)) Object.assign(out, { ms, nanos, revision: this.entries.revisionAt(slot) })
+    }
+    return out
   }
 
   get indexed (): boolean {
@@ -158,8 +183,14 @@ export class Contents {
     // keeps them, and only a new or a removed key changes the indexes' members.
     const slot = this.entries.slotOf(key)
     if (slot !== undefined && this.entries.holds(slot)) {
-      if (put) this.entries.update(slot, revision, e.value, e.created.getTime())
-      else this.entries.delete(slot)
+      const old = { ms: this.entries.updatedAt(slot), nanos: this.entries.nanosAt(slot) }
+      if (put) {
+        this.entries.update(slot, revision, e.value, e.created.getTime(), e.nanos)
+        this.tally?.rewrite(key, old, e.created.getTime(), e.nanos ?? 0, revision)
+      } else {
+        this.entries.delete(slot)
+        this.tally?.remove(key, old)
+      }
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
       return slot
     }
@@ -174,7 +205,8 @@ export class Contents {
       this.changeOutOfShape(key, revision, put, parsed.reason)
       return this.otherNumber(key)
     }
-    const added = this.entries.add(key, slot, revision, e.value, e.created.getTime())
+    const added = this.entries.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
+    this.tally?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
     if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, added))
     return added
   }
@@ -182,7 +214,10 @@ export class Contents {
   private changeOutOfShape (key: string, revision: number, put: boolean, reason: string | undefined): void {
     if (put) {
       const json = outOfShapeJson(key, revision, reason as string)
-      if (!this.outOfShape.has(key) && this.indexed) this.oddKeys.add(key)
+      if (!this.outOfShape.has(key)) {
+        if (this.indexed) this.oddKeys.add(key)
+        this.tally?.outOfShape(key, 1)
+      }
       const tokens = key.split('.')
       this.outOfShape.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
       this.markOdd(tokens, revision)
@@ -192,6 +227,7 @@ export class Contents {
     if (held !== undefined) {
       this.outOfShape.delete(key)
       if (this.indexed) this.oddKeys.delete(key)
+      this.tally?.outOfShape(key, -1)
       this.markOdd(held.tokens, revision)
       return
     }
@@ -328,6 +364,26 @@ export class Contents {
       if (set.size < best.set.size || (set.size === best.set.size && exact)) best = { set, exact, positions }
     }
     return best
+  }
+
+  /**
+   * Each value of the field at `position` that an entry holds, with how many hold it and the last
+   * revision that put or deleted a key holding it: read from the field's index (facets, SPEC §10).
+   */
+  valuesAt (position: number): Map<string, { count: number, revision: number }> {
+    const positions = INDEXES[this.what].find((p) => p.length === 1 && p[0] === position)
+    if (positions === undefined) throw new Error(`${this.what} keeps no index of field ${position}`)
+    const out = new Map<string, { count: number, revision: number }>()
+    const revisions = this.prefixes.get(positions)
+    if (revisions !== undefined) {
+      for (const [value, revision] of revisions) {
+        const count = this.range(value, revision).size
+        if (count > 0) out.set(value, { count, revision })
+      }
+      return out
+    }
+    for (const [value, set] of this.indexes.get(positions) ?? []) if (set.size > 0) out.set(value, { count: set.size, revision: set.revision })
+    return out
   }
 
   /**

@@ -96,6 +96,8 @@ export class Entries {
   private live = 0
   /** Per slot: revision and write time (ms), two numbers a slot. */
   private readonly times = new PagedColumn(() => new Float64Array(2 * PAGE))
+  /** Per slot: the ns within its write time's ms, which the modules' states compare (4 bytes a slot). */
+  private readonly nanos = new PagedColumn(() => new Uint32Array(PAGE))
   /** Per slot: where its value is (slab × SLAB + start: a slab of its own starts at 0) and its length, two numbers a slot. */
   private readonly places = new PagedColumn(() => new Uint32Array(2 * PAGE))
   private readonly known = new PagedColumn(() => new Uint8Array(PAGE))
@@ -149,31 +151,32 @@ export class Entries {
   }
 
   /** Puts a new value of the key held in `slot`, copied (it may be a view into the connection's read buffer). */
-  update (slot: number, revision: number, value: Uint8Array, updated: number): void {
+  update (slot: number, revision: number, value: Uint8Array, updated: number, nanos = 0): void {
     this.liveBytes -= this.lengthAt(slot)
     this.recent.delete(slot)
-    this.write(slot, revision, value, updated)
+    this.write(slot, revision, value, updated, nanos)
   }
 
   /**
    * Puts a key not held and gives its slot: `slot` is its slot when it has one (it was deleted since
    * it was put), else a new one is made. The caller looked it up already: a lookup hashes the key.
    */
-  add (key: string, slot: number | undefined, revision: number, value: Uint8Array, updated: number): number {
+  add (key: string, slot: number | undefined, revision: number, value: Uint8Array, updated: number, nanos = 0): number {
     if (slot === undefined) {
       slot = this.keys.add(key)
       this.grow(slot)
     }
     this.live++
-    this.write(slot, revision, value, updated)
+    this.write(slot, revision, value, updated, nanos)
     return slot
   }
 
-  private write (slot: number, revision: number, value: Uint8Array, updated: number): void {
+  private write (slot: number, revision: number, value: Uint8Array, updated: number, nanos: number): void {
     const times = this.times.pageOf(slot)
     const at = inPage(slot)
     times[2 * at] = revision
     times[2 * at + 1] = updated
+    this.nanos.pageOf(slot)[at] = nanos
     this.place(slot, value)
     this.liveBytes += value.length
     if (this.heldBytes > 2 * this.liveBytes + 2 * SLAB) this.compact()
@@ -238,6 +241,11 @@ export class Entries {
     return this.times.pageOf(slot)[2 * inPage(slot) + 1] as number
   }
 
+  /** The ns within the ms of `updatedAt`. */
+  nanosAt (slot: number): number {
+    return this.nanos.pageOf(slot)[inPage(slot)] as number
+  }
+
   private lengthAt (slot: number): number {
     return this.places.pageOf(slot)[2 * inPage(slot) + 1] as number
   }
@@ -262,6 +270,7 @@ export class Entries {
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */
   private grow (slot: number): void {
     this.times.grow(slot)
+    this.nanos.grow(slot)
     this.places.grow(slot)
     this.known.grow(slot)
   }

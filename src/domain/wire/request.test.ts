@@ -61,7 +61,7 @@ test('takes back as after any key NATS can hold, as long as it is', () => {
 test('a value nested deeper than JSON.stringify goes is refused in words, never a stack overflow', () => {
   const deep = JSON.parse('['.repeat(10_000) + ']'.repeat(10_000)) as unknown
   expect(refusalOf(() => readQuery(deep))).toEqual({ error: { code: 'BAD_REQUEST', message: 'the request must be a JSON object such as {"what":"needs","node":"n1"}; got [...] (nested too deep to show)' } })
-  expect(refusalOf(() => readQuery({ what: deep }))).toEqual({ error: { code: 'BAD_REQUEST', field: 'what', message: 'what: [...] (nested too deep to show) will not do; it takes one of registry, needs, applied, collect' } })
+  expect(refusalOf(() => readQuery({ what: deep }))).toEqual({ error: { code: 'BAD_REQUEST', field: 'what', message: 'what: [...] (nested too deep to show) will not do; it takes one of registry, needs, applied, collect, nodes, modules' } })
 })
 
 /** The refusal `read` meets, as its body. */

@@ -8,7 +8,7 @@ import { Compile } from 'typebox/schema'
 import { type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { badRequest } from './errors.js'
-import { NARROWED_BY, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, questionFields, type RequestField } from './schemas.js'
+import { FACET_BY, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, questionFields, type Overview, type RequestField } from './schemas.js'
 
 /** A validated question: `filter` is keyed by the bucket's field names (for collect, `contributor`). */
 export interface Query {
@@ -18,6 +18,22 @@ export interface Query {
   limit?: number
   /** Only what changed after this point (SPEC §8). */
   since?: Cursor
+  /** Answer the distinct values of this field (a bucket field's name: for collect, `contributor`) instead of the entries (SPEC §10). */
+  by?: string
+}
+
+/** A question across buckets (SPEC §10): `filter` holds node, module and (for modules) state. */
+export interface OverviewQuery {
+  what: Overview
+  filter: Record<string, string>
+  after?: string
+  limit?: number
+  since?: undefined
+  by?: undefined
+}
+
+export function isOverview (query: Query | OverviewQuery): query is OverviewQuery {
+  return (OVERVIEWS as readonly string[]).includes(query.what)
 }
 
 const check = Compile(ProvisioningRequest)
@@ -25,7 +41,7 @@ const check = Compile(ProvisioningRequest)
 const TOKEN_WORDS = (example: string): string => `one key token of 1 to ${MAX_TOKEN_LENGTH} of A-Z a-z 0-9 _ - / = (e.g. "${example}")`
 
 const WORKS: Record<RequestField, string> = {
-  what: 'one of registry, needs, applied, collect',
+  what: 'one of registry, needs, applied, collect, nodes, modules',
   node: TOKEN_WORDS('n1'),
   module: TOKEN_WORDS('gitea'),
   contributor: TOKEN_WORDS('gitea'),
@@ -34,7 +50,9 @@ const WORKS: Record<RequestField, string> = {
   collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")`,
   after: 'the `next` of an earlier answer (a key)',
   limit: `a whole number from 1 to ${MAX_LIMIT}`,
-  since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"'
+  since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"',
+  by: 'a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)',
+  state: `one of ${MODULE_STATES.join(', ')}`
 }
 
 function shown (value: unknown): string {
@@ -56,8 +74,23 @@ function isZeroValue (value: unknown): boolean {
   return value === '' || value === null || value === 0
 }
 
-/** Validates a request object (already parsed from JSON or a query string). */
+/** Validates a question about one bucket (already parsed from JSON or a query string). */
 export function readQuery (input: unknown): Query {
+  const query = readRequest(input)
+  if (isOverview(query)) throw badRequest('what', `what=${query.what} spans buckets; here the question is about one: ${WORKS.what.replace(', nodes, modules', '')}`)
+  return query
+}
+
+/** `by` judged for the bucket asked: the bucket's field it names (collect's `module` is its contributor). */
+function facetField (what: What, by: string): string {
+  const field = what === 'collect' && by === 'module' ? 'contributor' : by
+  const takes = FACET_BY[what] as readonly string[]
+  if (!takes.includes(field)) throw badRequest('by', `by: "${by}" is no field of ${what} whose values are counted; ${what} takes by = ${takes.join(', ')}${what === 'collect' ? ' (module for contributor)' : ''}`)
+  return field
+}
+
+/** Validates any request object (already parsed from JSON or a query string): a bucket's question or one across buckets. */
+export function readRequest (input: unknown): Query | OverviewQuery {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw badRequest(undefined, `the request must be a JSON object such as {"what":"needs","node":"n1"}; got ${shown(input)}`)
   }
@@ -77,11 +110,13 @@ export function readQuery (input: unknown): Query {
     }
     throw badRequest(undefined, 'the request does not fit its schema; see the endpoint metadata request_schema')
   }
-  const what = (request['what'] ?? 'registry') as What
+  const what = (request['what'] ?? 'registry') as What | Overview
+  const overview = (OVERVIEWS as readonly string[]).includes(what)
   const filter: Record<string, string> = {}
   const allowed = NARROWED_BY[what] as readonly string[]
   for (const field of Object.keys(request) as RequestField[]) {
-    if (field === 'what' || field === 'after' || field === 'limit' || field === 'since') continue
+    if (field === 'what' || field === 'after' || field === 'limit') continue
+    if ((field === 'since' || field === 'by') && !overview) continue
     if (!allowed.includes(field)) {
       throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
     }
@@ -95,15 +130,28 @@ export function readQuery (input: unknown): Query {
     }
     filter[name] = value
   }
+  if (overview) {
+    return {
+      what: what as Overview,
+      filter,
+      ...(request['after'] === undefined ? {} : { after: request['after'] as string }),
+      ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number })
+    }
+  }
+  const by = request['by'] === undefined ? undefined : facetField(what as What, request['by'] as string)
+  if (by !== undefined && request['since'] !== undefined) {
+    throw badRequest('by', 'by counts the values the bucket holds now and since follows changes; they do not combine: drop since')
+  }
   if (request['after'] !== undefined && request['since'] !== undefined) {
     throw badRequest('after', 'after pages through a list and since follows changes; they do not combine: drop after, and continue a cut since answer with since = its cursor')
   }
   return {
-    what,
+    what: what as What,
     filter,
     ...(request['after'] === undefined ? {} : { after: request['after'] as string }),
     ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number }),
-    ...(request['since'] === undefined ? {} : { since: parseCursor(request['since'] as string) })
+    ...(request['since'] === undefined ? {} : { since: parseCursor(request['since'] as string) }),
+    ...(by === undefined ? {} : { by })
   }
 }
 
@@ -119,14 +167,26 @@ function numberIn (text: string): number | string {
  * parameter it does not take; `takes` are its parameters, by default every field of the question.
  */
 export function readParameters (what: What, parameters: object, where: string, takes: readonly string[] = questionFields(what)): Query {
+  return readQuery(parametersRequest(what, parameters, where, takes))
+}
+
+/** As readParameters, for a question across buckets. */
+export function readOverviewParameters (what: Overview, parameters: object, where: string, takes: readonly string[] = questionFields(what)): OverviewQuery {
+  return readRequest(parametersRequest(what, parameters, where, takes)) as OverviewQuery
+}
+
+function parametersRequest (what: What | Overview, parameters: object, where: string, takes: readonly string[]): Record<string, unknown> {
   const request: Record<string, unknown> = { what }
   for (const [name, value] of Object.entries(parameters)) {
     // A field of another question reaches readQuery, which says what this one takes instead.
     const otherQuestions = takes.length > 0 && name !== 'what' && Object.hasOwn(WORKS, name)
+    if (name === 'by' && !takes.includes(name) && typeof what === 'string' && !(OVERVIEWS as readonly string[]).includes(what)) {
+      throw badRequest(name, `${where} answers entries; the distinct values of a field are at GET /v1/${what}/facets?by=…`)
+    }
     if (!takes.includes(name) && !otherQuestions) {
       throw badRequest(name, `"${name}" is not a parameter of ${where}; it takes ${takes.length === 0 ? 'none' : takes.join(', ')}`)
     }
     request[name] = name === 'limit' && typeof value === 'string' ? numberIn(value) : value
   }
-  return readQuery(request)
+  return request
 }

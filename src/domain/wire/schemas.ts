@@ -15,9 +15,30 @@ const token = (description: string, example: string) =>
 /** The largest `limit` anyone may ask for; HTTP also defaults to 1000 (SPEC §5). */
 export const MAX_LIMIT = 10000
 
+/** One of `values`: a union, or the one literal when there is one (an anyOf of one says nothing more). */
+export function literals (values: readonly string[], options: { description: string, examples?: string[] }): TSchema {
+  return values.length === 1 ? Type.Literal(values[0] as string, options) : Type.Union(values.map((v) => Type.Literal(v)), options)
+}
+
+/** The questions that span buckets (SPEC §10): a row per node, a row per module on a node. */
+export const OVERVIEWS = ['nodes', 'modules'] as const
+export type Overview = (typeof OVERVIEWS)[number]
+
+/** A module's provisioning state on a node (SPEC §10). */
+export const MODULE_STATES = ['unapplied', 'pending', 'applied', 'orphaned'] as const
+export type ModuleState = (typeof MODULE_STATES)[number]
+
+/** The fields whose distinct values each bucket answers (facets, SPEC §10); `module` is also taken for collect's contributor. */
+export const FACET_BY = {
+  registry: ['kind'],
+  needs: ['node', 'module', 'kind'],
+  applied: ['node', 'module'],
+  collect: ['node', 'collection', 'contributor']
+} as const satisfies Record<What, readonly string[]>
+
 export const RequestFields = {
-  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect')], {
-    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`.',
+  what: Type.Union([Type.Literal('registry'), Type.Literal('needs'), Type.Literal('applied'), Type.Literal('collect'), Type.Literal('nodes'), Type.Literal('modules')], {
+    description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`; or the mesh at a glance: `nodes` (a row per node) or `modules` (a row per module on a node, with its provisioning state).',
     default: 'registry'
   }),
   node: token('Only this node (one key token).', 'n1'),
@@ -39,6 +60,14 @@ export const RequestFields = {
     examples: ['n1.gitea.secret.db-password']
   }),
   limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `At most this many entries (1 to ${MAX_LIMIT}).`, examples: [100] }),
+  by: Type.Union(['node', 'module', 'kind', 'collection', 'contributor'].map((f) => Type.Literal(f)), {
+    description: 'Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.',
+    examples: ['node']
+  }),
+  state: Type.Union(MODULE_STATES.map((s) => Type.Literal(s)), {
+    description: 'For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs).',
+    examples: ['pending']
+  }),
   since: Type.String({
     minLength: 1,
     maxLength: 64,
@@ -63,7 +92,9 @@ export const ProvisioningRequest = Type.Object({
   collection: Type.Optional(RequestFields.collection),
   after: Type.Optional(RequestFields.after),
   limit: Type.Optional(RequestFields.limit),
-  since: Type.Optional(RequestFields.since)
+  since: Type.Optional(RequestFields.since),
+  by: Type.Optional(RequestFields.by),
+  state: Type.Optional(RequestFields.state)
 }, { additionalProperties: false, description: 'A question to mesh-provisioner.provisioning.', $id: 'ProvisioningRequest' })
 export type ProvisioningRequest = Static<typeof ProvisioningRequest>
 
@@ -72,12 +103,14 @@ export const NARROWED_BY = {
   registry: ['kind'],
   needs: ['node', 'module', 'kind', 'name'],
   applied: ['node', 'module'],
-  collect: ['node', 'module', 'contributor', 'collection']
-} as const satisfies Record<What, readonly RequestField[]>
+  collect: ['node', 'module', 'contributor', 'collection'],
+  nodes: ['node'],
+  modules: ['node', 'module', 'state']
+} as const satisfies Record<What | Overview, readonly RequestField[]>
 
 /** The fields a question about `what` takes beside `what` itself: those that narrow it, then paging. */
-export function questionFields (what: What): RequestField[] {
-  return [...NARROWED_BY[what], 'after', 'limit', 'since']
+export function questionFields (what: What | Overview): RequestField[] {
+  return (OVERVIEWS as readonly string[]).includes(what) ? [...NARROWED_BY[what], 'after', 'limit'] : [...NARROWED_BY[what], 'after', 'limit', 'since']
 }
 
 const FIELD_DESCRIPTIONS: Record<string, string> = {
@@ -145,12 +178,6 @@ function answerSchema (what: What) {
   }, { description: `The ${what} answer.`, $id: `${what[0]?.toUpperCase()}${what.slice(1)}Answer` })
 }
 
-export const Answers = {
-  registry: answerSchema('registry'),
-  needs: answerSchema('needs'),
-  applied: answerSchema('applied'),
-  collect: answerSchema('collect')
-}
 export const Entries = {
   registry: entrySchema('registry'),
   needs: entrySchema('needs'),
@@ -158,8 +185,94 @@ export const Entries = {
   collect: entrySchema('collect')
 }
 
-/** The verb's answer: one of the four answer documents. */
-export const ProvisioningAnswer = Type.Union([Answers.registry, Answers.needs, Answers.applied, Answers.collect], {
+const stale = Type.Boolean({ description: 'True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket.' })
+const next = (what: string) => Type.Optional(Type.String({ description: `Present when cut: the ${what} to pass as \`after\` to continue.` }))
+
+function facetsSchema (what: What) {
+  const title = `${what[0]?.toUpperCase()}${what.slice(1)}`
+  return Type.Object({
+    what: Type.Literal(what, { description: 'The bucket whose entries were counted.' }),
+    bucket: Type.Literal(BUCKETS[what], { description: 'The bucket read.' }),
+    by: literals(FACET_BY[what], { description: 'The field whose values are counted.' }),
+    revision: Type.Integer({ description: 'The last revision that changed what the filter keeps (conservatively: it may be later, never earlier).' }),
+    cursor: Type.String({ description: "The point of the bucket's history this answer reflects: the list's `since` takes it." }),
+    stale,
+    total: Type.Integer({ description: 'How many distinct values the filter keeps, whatever `after` and the cut.' }),
+    values: Type.Array(Type.Object({
+      value: Type.String({ description: 'A value of `by` (a collection by its decoded name).' }),
+      count: Type.Integer({ minimum: 1, description: 'How many entries the filter keeps hold it.' }),
+      revision: Type.Integer({ description: 'The last put or delete of a key holding it (conservatively: it may be later, never earlier).' })
+    }, { description: 'One distinct value.' }), { description: 'The values, sorted by their UTF-8 bytes.' }),
+    outOfShape: Type.Integer({ description: 'How many out-of-shape keys the filter keeps (the list names them).' }),
+    next: next('value'),
+    cut: Type.Optional(Cut)
+  }, { description: `The distinct values of one field of the ${what} entries (facets).`, $id: `${title}Facets` })
+}
+
+export const Facets = {
+  registry: facetsSchema('registry'),
+  needs: facetsSchema('needs'),
+  applied: facetsSchema('applied'),
+  collect: facetsSchema('collect')
+}
+
+const stateCounts = Object.fromEntries(MODULE_STATES.map((s) => [s, Type.Integer({ description: `Its modules in state \`${s}\`.` })]))
+
+export const NodeRow = Type.Object({
+  node: Type.String({ description: 'The node: the first token of its keys.' }),
+  needs: Type.Integer({ description: 'Its entries in the needs bucket.' }),
+  applied: Type.Integer({ description: 'Its entries in the applied bucket.' }),
+  collect: Type.Integer({ description: 'Its entries in the collect bucket.' }),
+  outOfShape: Type.Integer({ description: 'Its out-of-shape keys in the three buckets (keys whose first token names it).' }),
+  updated: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'The latest write of its entries still there (when its provisioner client last wrote); null without entries.' }),
+  modules: Type.Object(stateCounts, { description: 'How many of its modules are in each state.' })
+}, { description: 'One node, as the three buckets name it.' })
+
+/** A moment at the precision NATS gives it: the states compare these. */
+const instant = (description: string) => Type.String({ format: 'date-time', description: `${description} At the precision NATS gives (nanoseconds), which the state compares.` })
+
+export const ModuleRow = Type.Object({
+  node: Type.String({ description: 'The node.' }),
+  module: Type.String({ description: 'The module.' }),
+  needs: Type.Integer({ description: 'Its needs on the node.' }),
+  needsUpdated: Type.Union([instant('The latest write of its needs.'), Type.Null()], { description: 'The latest write of its needs; null without needs.' }),
+  applied: Type.Union([Type.Object({
+    revision: Type.Integer({ description: 'The revision of its applied entry.' }),
+    updated: instant('When the applied entry was written.')
+  }), Type.Null()], { description: 'Its applied entry; null without one.' }),
+  state: Type.Union(MODULE_STATES.map((s) => Type.Literal(s)), { description: '`unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs.' })
+}, { description: 'One module on one node, with its provisioning state.' })
+
+export const NodesAnswer = Type.Object({
+  what: Type.Literal('nodes', { description: 'The question answered.' }),
+  stale,
+  total: Type.Integer({ description: 'How many nodes the filter keeps, whatever `after` and the cut.' }),
+  nodes: Type.Array(NodeRow, { description: 'A row per node, sorted by node.' }),
+  next: next('node'),
+  cut: Type.Optional(Cut)
+}, { description: 'A row per node that a key of needs, applied or collect names.', $id: 'NodesAnswer' })
+
+export const ModulesAnswer = Type.Object({
+  what: Type.Literal('modules', { description: 'The question answered.' }),
+  stale,
+  total: Type.Integer({ description: 'How many modules the filter keeps, whatever `after` and the cut.' }),
+  modules: Type.Array(ModuleRow, { description: 'A row per node and module, sorted by node then module.' }),
+  next: next('`<node>.<module>`'),
+  cut: Type.Optional(Cut)
+}, { description: 'A row per module on a node that has a need or an applied entry.', $id: 'ModulesAnswer' })
+
+/** Each question's answer document: a bucket's list, and the mesh at a glance's nodes and modules (a list's request with `by` answers its Facets). */
+export const Answers = {
+  registry: answerSchema('registry'),
+  needs: answerSchema('needs'),
+  applied: answerSchema('applied'),
+  collect: answerSchema('collect'),
+  nodes: NodesAnswer,
+  modules: ModulesAnswer
+}
+
+/** The verb's answer: one of the answer documents. */
+export const ProvisioningAnswer = Type.Union([Answers.registry, Answers.needs, Answers.applied, Answers.collect, Facets.registry, Facets.needs, Facets.applied, Facets.collect, NodesAnswer, ModulesAnswer], {
   description: 'The answer of mesh-provisioner.provisioning; the HTTP gateway returns the same document.'
 })
 

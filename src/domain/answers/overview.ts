@@ -1,0 +1,286 @@
+// The mesh at a glance (SPEC §10): a row per node and a row per module on a node, joined across
+// the needs, applied and collect buckets from their tallies (store/tally.ts), so that an answer
+// costs its nodes and modules, never their entries. Values stay opaque: keys, revisions and times only.
+
+import { createHash } from 'node:crypto'
+import { BUCKETS } from '../wire/key-shapes.js'
+import { ProvisionerError } from '../wire/errors.js'
+import type { OverviewQuery, Query } from '../wire/request.js'
+import type { ModuleState } from '../wire/schemas.js'
+import type { Contents } from '../store/contents.js'
+import { compareInstants, type Group, type Instant, type NodeTally } from '../store/tally.js'
+import type { Views } from '../follow/views.js'
+import { Answer, type AskOptions } from './provisioning.js'
+import { pageOf, type Row } from './pages.js'
+import { RecentlyUsed } from './recently-used.js'
+
+/** The refusal of a node no key names. */
+export function noNode (node: string): ProvisionerError {
+  return new ProvisionerError('NOT_FOUND', `no key of buckets ${BUCKETS.needs}, ${BUCKETS.applied} or ${BUCKETS.collect} names node "${node}"; ask GET /v1/nodes (what=nodes) for the nodes there are`)
+}
+
+/** The refusal of a module neither needs nor applied holds on a node. */
+export function noModule (node: string, module: string): ProvisionerError {
+  return new ProvisionerError('NOT_FOUND', `neither ${BUCKETS.needs} nor ${BUCKETS.applied} holds module "${module}" on node "${node}"; ask GET /v1/modules?node=${node} (what=modules) for its modules`)
+}
+
+/** A module's state from its needs and its applied entry (SPEC §10); undefined when it has neither. */
+export function stateOf (needs: Instant | undefined, applied: Instant | undefined): ModuleState | undefined {
+  if (applied === undefined) return needs === undefined ? undefined : 'unapplied'
+  if (needs === undefined) return 'orphaned'
+  return compareInstants(needs, applied) > 0 ? 'pending' : 'applied'
+}
+
+/**
+ * Each second's `YYYY-MM-DDTHH:MM:SS.`, as Date formats it: a modules answer writes two moments a
+ * row, and Date's formatting was most of its cost. Writes come in runs of seconds; a bound keeps it small.
+ */
+const SECONDS = new Map<number, string>()
+const SECONDS_MAX = 4096
+
+/** A moment as RFC 3339 with the nanoseconds NATS gives. */
+export function isoNanos ({ ms, nanos }: Instant): string {
+  const second = Math.floor(ms / 1000)
+  let head = SECONDS.get(second)
+  if (head === undefined) {
+    if (SECONDS.size >= SECONDS_MAX) SECONDS.clear()
+    SECONDS.set(second, (head = new Date(second * 1000).toISOString().slice(0, 20)))
+  }
+  return `${head}${String((ms - second * 1000) * 1_000_000 + nanos).padStart(9, '0')}Z`
+}
+
+/** Whether a filter keeps a row's field value (the Query's filter, whatever it holds). */
+function keeps (filter: OverviewQuery['filter'], field: string, value: string): boolean {
+  const wanted = filter[field]
+  return wanted === undefined || wanted === value
+}
+
+/** The three buckets' contents as one answer reads them. */
+interface Mesh { needs: Contents, applied: Contents, collect?: Contents, stale: boolean }
+
+const present = (g: Group | undefined): Group | undefined => g !== undefined && g.count > 0 ? g : undefined
+
+function moduleJson (node: string, module: string, needs: Group | undefined, applied: Group | undefined, state: ModuleState): string {
+  const appliedJson = applied === undefined ? 'null' : `{"revision":${applied.revision},"updated":"${isoNanos(applied)}"}`
+  return `{"node":"${node}","module":"${module}","needs":${needs?.count ?? 0},"needsUpdated":${needs === undefined ? 'null' : `"${isoNanos(needs)}"`},"applied":${appliedJson},"state":"${state}"}`
+}
+
+/** Each module of a node with needs or an applied entry, sorted, with its state. */
+function * modulesOf (mesh: Mesh, node: string): Generator<{ module: string, needs?: Group, applied?: Group, state: ModuleState }> {
+  const needs = mesh.needs.tally?.node(node)?.modules
+  const applied = mesh.applied.tally?.node(node)?.modules
+  const names = new Set([...needs?.keys() ?? [], ...applied?.keys() ?? []])
+  for (const module of [...names].sort()) {
+    const n = present(needs?.get(module))
+    const a = present(applied?.get(module))
+    const state = stateOf(n, a)
+    if (state !== undefined) yield { module, ...(n === undefined ? {} : { needs: n }), ...(a === undefined ? {} : { applied: a }), state }
+  }
+}
+
+function nodeJson (mesh: Mesh, node: string): string | undefined {
+  const t: Array<NodeTally | undefined> = [mesh.needs.tally?.node(node), mesh.applied.tally?.node(node), mesh.collect?.tally?.node(node)]
+  if (t.every((x) => x === undefined)) return undefined
+  const states: Record<ModuleState, number> = { applied: 0, pending: 0, unapplied: 0, orphaned: 0 }
+  for (const m of modulesOf(mesh, node)) states[m.state]++
+  let latest: Group | undefined
+  for (const x of t) if (x !== undefined && x.entries.count > 0 && (latest === undefined || compareInstants(x.entries, latest) > 0)) latest = x.entries
+  const odd = t.reduce((sum, x) => sum + (x?.outOfShape ?? 0), 0)
+  const updated = latest === undefined ? 'null' : `"${new Date(latest.ms).toISOString()}"`
+  return `{"node":"${node}","needs":${t[0]?.entries.count ?? 0},"applied":${t[1]?.entries.count ?? 0},"collect":${t[2]?.entries.count ?? 0},"outOfShape":${odd},"updated":${updated},` +
+    `"modules":{"applied":${states.applied},"pending":${states.pending},"unapplied":${states.unapplied},"orphaned":${states.orphaned}}}`
+}
+
+/** The nodes any of `contents` names, sorted. */
+function nodesOf (...contents: Array<Contents | undefined>): string[] {
+  const names = new Set<string>()
+  for (const c of contents) for (const node of c?.tally?.nodes() ?? []) names.add(node)
+  return [...names].sort()
+}
+
+/** One question across buckets asked again and again: its answer is kept while its version holds. */
+export interface OverviewQuestion {
+  readonly query: OverviewQuery
+  version: () => string
+  answer: () => Answer
+}
+
+export interface Overviews {
+  ask: (query: OverviewQuery, opts?: AskOptions) => Answer
+  question: (query: OverviewQuery, opts?: AskOptions) => OverviewQuestion
+  /** The bucket questions whose changes may change the answer to `query`: a held request wakes only on those. */
+  moves: (query: OverviewQuery) => Query[]
+  /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (SPEC §10). */
+  version: (query: OverviewQuery, opts?: AskOptions) => string
+  /** One node's row; NOT_FOUND when no key names it. */
+  node: (node: string) => { json: string, version: string }
+  /** One module's row on a node; NOT_FOUND when neither needs nor applied has it. */
+  module: (node: string, module: string) => { json: string, version: string }
+  /** The latest write (ms since the epoch) of each node's entries still there, for each node that has entries: a gauge's reading. */
+  lastWrites: () => Map<string, number>
+}
+
+/** Room kept for the answer's head and tail around the rows. */
+const FRAME = 512
+
+/**
+ * A strong validator of an answer's bytes. These answers carry no revision and a write the answer
+ * does not show (an applied module rewritten, under `?state=pending`) must leave its ETag alone.
+ */
+function digest (json: string): string {
+  return createHash('sha256').update(json).digest('base64url').slice(0, 22)
+}
+
+/** Nodes whose rows are kept at the most; past it the memos start again (a mesh this large rebuilds more often). */
+const MEMO_MAX = 65536
+
+interface ModuleLine { module: string, state: ModuleState, json: string }
+
+/** The state of a node's keys in `contents`: while it holds, rows made from them are the same. */
+function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>): string {
+  const prefix = new Map([[0, node]])
+  return contents.map((c) => c === undefined ? '' : `${c.revisionFor(prefix)}.${c.generation}`).join('-')
+}
+
+export function createOverviews (views: Views): Overviews {
+  const cache = new RecentlyUsed<Answer>({ maxBytes: 16 * 1024 * 1024, maxEntries: 1024, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + 256 })
+  /**
+   * Each node's row and module rows as last made, with the state of its keys they were made from:
+   * after a change, an answer makes again the rows of the nodes it touched, not every node's.
+   */
+  const nodeRows = new Map<string, { state: string, json: string | undefined }>()
+  const moduleRows = new Map<string, { state: string, lines: ModuleLine[] }>()
+
+  function nodeRow (mesh: Mesh, node: string): string | undefined {
+    const state = nodeState(node, [mesh.needs, mesh.applied, mesh.collect])
+    const kept = nodeRows.get(node)
+    if (kept?.state === state) return kept.json
+    const json = nodeJson(mesh, node)
+    if (nodeRows.size >= MEMO_MAX) nodeRows.clear()
+    nodeRows.set(node, { state, json })
+    return json
+  }
+
+  function moduleLines (mesh: Mesh, node: string): ModuleLine[] {
+    const state = nodeState(node, [mesh.needs, mesh.applied])
+    const kept = moduleRows.get(node)
+    if (kept?.state === state) return kept.lines
+    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, json: moduleJson(node, m.module, m.needs, m.applied, m.state) }))
+    if (moduleRows.size >= MEMO_MAX) moduleRows.clear()
+    moduleRows.set(node, { state, lines })
+    return lines
+  }
+
+  function read (buckets: ReadonlyArray<'needs' | 'applied' | 'collect'>): Mesh {
+    // Each refuses as its own answers do: a missing or loading bucket is named.
+    const held = Object.fromEntries(buckets.map((b) => [b, views.byWhat[b].read()]))
+    return { ...held, stale: buckets.some((b) => views.byWhat[b].stale) } as unknown as Mesh
+  }
+
+  const bucketsOf = (query: OverviewQuery): Array<'needs' | 'applied' | 'collect'> => query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
+
+  /** The state of the buckets an answer to `query` reads: while it holds, the answer is the same. */
+  function readState (query: OverviewQuery): string {
+    const buckets = bucketsOf(query)
+    const mesh = read(buckets)
+    const positions = new Map<number, string>()
+    if (query.filter['node'] !== undefined) positions.set(0, query.filter['node'])
+    if (query.filter['module'] !== undefined && positions.size > 0) positions.set(1, query.filter['module'])
+    // collect's second token is a collection, not a module: only the node narrows it.
+    const parts = buckets.map((b) => {
+      const c = mesh[b] as Contents
+      return `${c.revisionFor(b === 'collect' ? new Map([...positions].filter(([p]) => p === 0)) : positions)}.${c.generation}`
+    })
+    return `${parts.join('-')}-${mesh.stale ? 's' : 'c'}`
+  }
+
+  function nodesAnswer (query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
+    const rows = function * (): Generator<Row> {
+      for (const node of nodesOf(mesh.needs, mesh.applied, mesh.collect)) {
+        if (keeps(query.filter, 'node', node)) yield { key: node, json: () => nodeRow(mesh, node) as string }
+      }
+    }
+    const after = query.after
+    const page = pageOf(rows(), after === undefined ? undefined : (row) => row.key > after, limit, budget)
+    return `{"what":"nodes","stale":${mesh.stale},"total":${page.total},"nodes":[${page.rows}]${page.tail}}`
+  }
+
+  function modulesAnswer (query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
+    const { filter } = query
+    const rows = function * (): Generator<Row> {
+      for (const node of nodesOf(mesh.needs, mesh.applied)) {
+        if (!keeps(filter, 'node', node)) continue
+        for (const m of moduleLines(mesh, node)) {
+          if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json }
+        }
+      }
+    }
+    const dot = query.after?.indexOf('.') ?? -1
+    const [an, am] = query.after === undefined ? [] : dot < 0 ? [query.after, ''] : [query.after.slice(0, dot), query.after.slice(dot + 1)]
+    const past = an === undefined
+      ? undefined
+      : (row: Row) => {
+          const [node, module] = row.key.split('.') as [string, string]
+          return node > an || (node === an && module > (am as string))
+        }
+    const page = pageOf(rows(), past, limit, budget)
+    return `{"what":"modules","stale":${mesh.stale},"total":${page.total},"modules":[${page.rows}]${page.tail}}`
+  }
+
+  function ask (query: OverviewQuery, opts: AskOptions = {}): Answer {
+    const state = readState(query)
+    const key = JSON.stringify([query.what, query.filter, query.after, query.limit, opts.defaultLimit, opts.maxBytes])
+    return cache.obtain(key, state, () => {
+      const mesh = read(bucketsOf(query))
+      const limit = query.limit ?? opts.defaultLimit ?? Infinity
+      const budget = (opts.maxBytes ?? Infinity) - FRAME
+      const json = query.what === 'nodes' ? nodesAnswer(query, mesh, limit, budget) : modulesAnswer(query, mesh, limit, budget)
+      return new Answer(json, digest(json))
+    })
+  }
+
+  return {
+    ask,
+    moves (query) {
+      // collect's second token is a collection, not a module: only the node narrows it.
+      const node = query.filter['node']
+      const module = query.filter['module']
+      return bucketsOf(query).map((what) => ({ what, filter: { ...(node === undefined ? {} : { node }), ...(module === undefined || what === 'collect' ? {} : { module }) } }))
+    },
+    version: (query, opts) => ask(query, opts).version,
+    question (query, opts = {}) {
+      /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
+      let seen: { state: string, answer: Answer } | undefined
+      const now = (): Answer => {
+        const state = readState(query)
+        if (seen?.state !== state) seen = { state, answer: ask(query, opts) }
+        return seen.answer
+      }
+      return { query, version: () => now().version, answer: now }
+    },
+    node (node) {
+      const query: OverviewQuery = { what: 'nodes', filter: { node } }
+      const json = nodeRow(read(bucketsOf(query)), node)
+      if (json === undefined) throw noNode(node)
+      return { json, version: digest(json) }
+    },
+    module (node, module) {
+      const query: OverviewQuery = { what: 'modules', filter: { node, module } }
+      const m = moduleLines(read(bucketsOf(query)), node).find((x) => x.module === module)
+      if (m === undefined) throw noModule(node, module)
+      return { json: m.json, version: digest(m.json) }
+    },
+    lastWrites () {
+      // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
+      const held = (['needs', 'applied', 'collect'] as const).map((b) => views.byWhat[b].status().state === 'live' ? views.byWhat[b].read() : undefined)
+      const out = new Map<string, number>()
+      for (const node of nodesOf(...held)) {
+        for (const c of held) {
+          const t = c?.tally?.node(node)
+          if (t !== undefined && t.entries.count > 0 && t.entries.ms > (out.get(node) ?? -Infinity)) out.set(node, t.entries.ms)
+        }
+      }
+      return out
+    }
+  }
+}

@@ -1,0 +1,51 @@
+// One page of rows, for the answers whose rows are made on demand (facets, nodes, modules):
+// counted whole, paged after a row, cut at `limit` or at the answer's room, the way lists are.
+
+/** A row in answer order: `key` is what `next` names it by. */
+export interface Row {
+  readonly key: string
+  json: () => string
+}
+
+export interface Page {
+  /** The rows' JSON, joined as an array's members. */
+  rows: string
+  /** Every row given, whatever `after` and the cut. */
+  total: number
+  /** `,"next":…,"cut":{…}` when cut, else empty. */
+  tail: string
+}
+
+/**
+ * Takes the rows past `after` (a predicate: true once a row comes after it) until `limit` rows or
+ * `budget` bytes are taken, and counts the rest.
+ */
+export function pageOf (rows: Iterable<Row>, after: ((row: Row) => boolean) | undefined, limit: number, budget: number): Page {
+  const taken: string[] = []
+  let used = 0
+  let total = 0
+  let omitted = 0
+  let next: string | undefined
+  let cut: 'limit' | 'payload' | undefined
+  for (const row of rows) {
+    total++
+    if (after !== undefined && !after(row)) continue
+    if (cut === undefined) {
+      const json = row.json()
+      const bytes = Buffer.byteLength(json) + 1
+      // bounds `,"next":…,"cut":{…}` for any key
+      const tail = 66 + 6 * row.key.length
+      if (taken.length >= limit) cut = 'limit'
+      else if (used + bytes + tail > budget) cut = 'payload'
+      else {
+        taken.push(json)
+        used += bytes
+        next = row.key
+        continue
+      }
+    }
+    omitted++
+  }
+  const tail = cut === undefined || next === undefined ? '' : `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
+  return { rows: taken.join(','), total, tail }
+}

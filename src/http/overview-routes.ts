@@ -1,0 +1,210 @@
+// The mesh at a glance over HTTP (SPEC §10): facets of each bucket, the nodes and the modules with
+// their state, and one node's or one module's row. Thin adapters like the list routes: the
+// domain's reader judges the query string, the domain answers, the bytes are sent untouched.
+
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { BUCKETS, WHATS, type What } from '../domain/wire/key-shapes.js'
+import { badRequest as badRequestOf } from '../domain/wire/errors.js'
+import { readOverviewParameters, readParameters, readRequest, type OverviewQuery, type Query } from '../domain/wire/request.js'
+import { FACET_BY, Facets, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, RequestFields, type Overview } from '../domain/wire/schemas.js'
+import { RecentlyUsed } from '../domain/answers/recently-used.js'
+import { questionBytes, type Answer } from '../domain/answers/provisioning.js'
+import { etagOf, sendAnswer } from './answer.js'
+import { refusal } from './examples.js'
+import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from './overview-examples.js'
+import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from './routes.js'
+import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from './schemas.js'
+import { hold, needsWhat, readWait } from './wait.js'
+
+/** A route's question, read once per URL, and the ETag of the version it last answered. */
+interface Asked {
+  question: { version: () => string, answer: () => Answer }
+  /** How long `wait` holds it (with If-None-Match), when asked. */
+  wait: number | undefined
+  /** The bucket questions whose changes may move its ETag: those wake a held request. */
+  moves: () => readonly Query[]
+  tagged?: { version: string, etag: string }
+}
+
+/** Each facets route's parameters: the list's filters, `by`, and paging. */
+function facetsParameters (what: What): string[] {
+  return [...NARROWED_BY[what], 'by', 'after', 'limit', 'wait']
+}
+
+function facetsQuerystring (what: What) {
+  const by = [...FACET_BY[what], ...(what === 'collect' ? ['module'] : [])]
+  const qs = querystringOfFields(facetsParameters(what).filter((f) => f !== 'by'))
+  return Type.Object({
+    by: literals(by, { description: `The field whose distinct values to count: ${by.join(', ')}${what === 'collect' ? ' (module for contributor)' : ''}.`, examples: [by[0] as string] }),
+    ...qs.properties
+  }, { additionalProperties: false })
+}
+
+const OVERVIEW_ABOUT: Record<Overview, { summary: string, description: string, parameters: string[] }> = {
+  nodes: {
+    summary: 'A row per node: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.',
+    description: 'A row per node that the first token of a key of needs, applied or collect names (a node named only by out-of-shape keys too), sorted by node, paged by `after` (a node) and `limit`. ',
+    parameters: ['node', 'after', 'limit', 'wait']
+  },
+  modules: {
+    summary: 'A row per module on a node, with its provisioning state: `?state=pending` is what is not applied yet, anywhere.',
+    description: 'A row per node and module that has a need or an applied entry, sorted by node then module, paged by `after` (`<node>.<module>`) and `limit`; its state compares the NATS servers\' timestamps of its needs and its applied entry. ',
+    parameters: ['node', 'module', 'state', 'after', 'limit', 'wait']
+  }
+}
+
+type Obtain = (url: string, maxBytes: number, ask: () => Asked) => Asked
+
+export function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>()
+  /** The questions of recent URLs, for the answer size they were read for. */
+  const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })
+  const answer: Obtain = (url, maxBytes, ask) => questions.obtain(url, maxBytes, ask)
+  registerFacetsRoutes(server, deps, answer)
+
+  for (const what of ['nodes', 'modules'] as const) {
+    const url = `/v1/${what}`
+    const about = OVERVIEW_ABOUT[what]
+    app.get(url, {
+      validatorCompiler: judgedByTheDomain,
+      schema: {
+        tags: ['at a glance'],
+        operationId: `list${what[0]?.toUpperCase()}${what.slice(1)}`,
+        summary: about.summary,
+        description: `${about.description}The same document as the verb answers for {"what":"${what}"}; it carries no revision or cursor (it spans buckets), and its ETag moves only when the answer would change: send it back in If-None-Match to get 304.`,
+        querystring: querystringOfFields(about.parameters),
+        response: {
+          200: json(`The ${what} answer.`, annotation(what === 'nodes' ? NodesAnswer : ModulesAnswer, '$id'), what === 'nodes' ? NODES_EXAMPLE : MODULES_EXAMPLE, ANSWER_HEADERS),
+          304: notModified,
+          400: badRequest(refusal(() => readRequest({ what: 'modules', state: 'done' }))),
+          ...errorResponses
+        }
+      }
+    }, async (request, reply) => {
+      const maxBytes = deps.maxAnswerBytes()
+      const asked = answer(request.url, maxBytes, () => {
+        const { wait, ...parameters } = request.query as Record<string, unknown>
+        const query = readOverviewParameters(what, parameters, `GET ${url}`, about.parameters)
+        const overviews = deps.provisioning.overviews
+        return { question: overviews.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => overviews.moves(query) }
+      })
+      return await sendTagged(request, reply, asked, maxBytes, deps)
+    })
+  }
+
+  registerRowRoutes(server, deps)
+}
+
+/** `GET /v1/{what}/facets`: the distinct values of one field, the verb's list request with `by`. */
+function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer: Obtain): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>()
+  for (const what of WHATS) {
+    const url = `/v1/${what}/facets`
+    app.get(url, {
+      validatorCompiler: judgedByTheDomain,
+      schema: {
+        tags: ['at a glance'],
+        operationId: `facets${what[0]?.toUpperCase()}${what.slice(1)}`,
+        summary: `The distinct values of one field of the ${what} entries, with how many entries hold each.`,
+        description: `The values of \`by\` among the entries of bucket \`${BUCKETS[what]}\` that the filter keeps, sorted by their UTF-8 bytes, each with its count and the last revision that touched it; ` +
+          `\`outOfShape\` counts the out-of-shape keys the filter keeps. Paged by \`after\` (a value) and \`limit\` (${DEFAULT_LIMIT} unless asked). ` +
+          'The verb answers the same document for the list\'s request with `by`. A kind named `facets` is read with `/v1/registry?kind=facets`. Carries an ETag; send it back in If-None-Match to get 304 while nothing changed.',
+        querystring: facetsQuerystring(what),
+        response: {
+          200: json(`The ${what} facets.`, annotation(Facets[what], '$id'), FACETS_EXAMPLES[what], ANSWER_HEADERS),
+          304: notModified,
+          400: badRequest(refusal(() => readParameters(what, { by: 'name' }, `GET ${url}`, facetsParameters(what)))),
+          ...errorResponses
+        }
+      }
+    }, async (request, reply) => {
+      const maxBytes = deps.maxAnswerBytes()
+      const asked = answer(request.url, maxBytes, () => {
+        const { wait, ...parameters } = request.query as Record<string, unknown>
+        const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
+        if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => [deps.provisioning.moves(query)] }
+      })
+      return await sendTagged(request, reply, asked, maxBytes, deps)
+    })
+  }
+}
+
+/** The ETag of the question's answer now: made again only when its version moved. */
+function etagNow (asked: Asked, maxBytes: number): string {
+  const version = asked.question.version()
+  if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
+  return asked.tagged.etag
+}
+
+/** Holds the request while `wait` and If-None-Match say so (SPEC §8), then sends the answer tagged. */
+async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
+  if (asked.wait !== undefined) {
+    needsWhat(false, request.headers['if-none-match'])
+    if (await hold(request, reply, deps, { ms: asked.wait, etag: () => etagNow(asked, maxBytes), moves: asked.moves })) return reply
+  }
+  return sendAnswer(request, reply, etagNow(asked, maxBytes), () => asked.question.answer().bytes)
+}
+
+/** The path's tokens judged as the verb judges the same fields (a segment no token could hold is 400 naming it). */
+function pathQuery (what: Overview, params: Record<string, string>, fields: readonly string[], url: string): OverviewQuery {
+  const query = readRequest({ what, ...params }) as OverviewQuery
+  for (const field of fields) {
+    if (query.filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes ${fields.join(' and ')}`)
+  }
+  return query
+}
+
+/** `GET /v1/nodes/{node}` and `GET /v1/modules/{node}/{module}`: one row, 404 when there is none. */
+function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>()
+  const token = (field: 'node' | 'module') => Type.String({ ...RequestFields[field], description: `The ${field} (one key token).` })
+  app.get('/v1/nodes/:node', {
+    validatorCompiler: judgedByTheDomain,
+    schema: {
+      tags: ['at a glance'],
+      operationId: 'getNode',
+      summary: 'One node\'s row: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.',
+      description: 'The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change.',
+      params: Type.Object({ node: token('node') }, { additionalProperties: false }),
+      querystring: Type.Object({}, { additionalProperties: false }),
+      response: {
+        200: json('The node\'s row.', ROW_SCHEMAS.node.$id, NODE_EXAMPLE, ANSWER_HEADERS),
+        304: notModified,
+        400: badRequest(refusal(() => readRequest({ what: 'nodes', node: 'g 14' }))),
+        404: refused('No key of needs, applied or collect names the node.', NODE_NOT_FOUND_EXAMPLE),
+        ...errorResponses
+      }
+    }
+  }, async (request, reply) => {
+    const { filter } = pathQuery('nodes', request.params as Record<string, string>, ['node'], '/v1/nodes/{node}')
+    readParameters('registry', request.query as object, 'GET /v1/nodes/{node}', [])
+    const row = deps.provisioning.overviews.node(filter['node'] as string)
+    return sendAnswer(request, reply, etagOf(row.version, 0), () => row.json)
+  })
+  app.get('/v1/modules/:node/:module', {
+    validatorCompiler: judgedByTheDomain,
+    schema: {
+      tags: ['at a glance'],
+      operationId: 'getModule',
+      summary: 'One module on one node, with its provisioning state.',
+      description: `The row \`GET /v1/modules\` gives the module on the node; its state is one of ${MODULE_STATES.join(', ')}. Carries an ETag that moves only when the row would change.`,
+      params: Type.Object({ node: token('node'), module: token('module') }, { additionalProperties: false }),
+      querystring: Type.Object({}, { additionalProperties: false }),
+      response: {
+        200: json('The module\'s row.', ROW_SCHEMAS.module.$id, MODULE_EXAMPLE, ANSWER_HEADERS),
+        304: notModified,
+        400: badRequest(refusal(() => readRequest({ what: 'modules', node: 'ace', module: 'gitea.x' }))),
+        404: refused('Neither needs nor applied holds the module on the node (a contributor of collect alone is no module).', MODULE_NOT_FOUND_EXAMPLE),
+        ...errorResponses
+      }
+    }
+  }, async (request, reply) => {
+    const { filter } = pathQuery('modules', request.params as Record<string, string>, ['node', 'module'], '/v1/modules/{node}/{module}')
+    readParameters('registry', request.query as object, 'GET /v1/modules/{node}/{module}', [])
+    const row = deps.provisioning.overviews.module(filter['node'] as string, filter['module'] as string)
+    return sendAnswer(request, reply, etagOf(row.version, 0), () => row.json)
+  })
+}
