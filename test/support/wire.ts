@@ -7,7 +7,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { TSchema } from 'typebox'
-import { Answers, Entries, ErrorBody as BusErrorBody, OutOfShape, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
+import { Answers, Entries, ErrorBody as BusErrorBody, Facets, OutOfShape, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
 import { WHATS, type What } from '../../src/domain/wire/key-shapes.js'
 import { openApiText } from '../../src/http/openapi-document.js'
 import { ERROR_CODES } from '../../src/domain/wire/errors.js'
@@ -91,18 +91,22 @@ export async function checkHttpBody (method: string, url: string, status: number
 const bus = compiler()
 const busAnswer = bus.compile(ProvisioningAnswer)
 const busError = bus.compile(BusErrorBody)
-/** The answer schema's members by their `what` (their $id left out: the union holds it), so that a fault is said against the answer meant. */
-const busAnswers = new Map(WHATS.map((w) => {
-  const { $id: _id, ...member } = Answers[w] as TSchema & { $id?: string }
-  return [w as string, bus.compile(member)]
-}))
+/** An answer schema's member compiled apart, its $id left out (the union holds it). */
+const member = (schema: TSchema): ValidateFunction => {
+  const { $id: _id, ...rest } = schema as TSchema & { $id?: string }
+  return bus.compile(rest)
+}
+/** The answer schema's members by their `what` (facets: by `what` with `by`), so that a fault is said against the answer meant. */
+const busAnswers = new Map(Object.entries(Answers).map(([w, schema]) => [w, member(schema)]))
+const busFacets = new Map(WHATS.map((w) => [w as string, member(Facets[w])]))
 
 /** Checks a verb's reply: an answer (no error code) against the verb's answer schema, a refusal against its error body. */
 export function checkVerbBody (request: unknown, code: number, body: unknown): void {
   const where = `the verb's ${code} to ${typeof request === 'string' ? request : JSON.stringify(request)}`
   if (code !== 200) return check(busError, body, where)
-  const member = busAnswers.get(String((body as { what?: unknown } | null)?.what))
-  if (member !== undefined) check(member, body, where)
+  const { what, by } = (body ?? {}) as { what?: unknown, by?: unknown }
+  const meant = (by === undefined ? busAnswers : busFacets).get(String(what))
+  if (meant !== undefined) check(meant, body, where)
   check(busAnswer, body, where)
 }
 
