@@ -3,7 +3,8 @@
 // its SHA-256.
 
 import { parseArgs } from 'node:util'
-import { newToken, TokensError } from '../src/http/tokens.js'
+import { StartError } from '../src/domain/start-error.js'
+import { newToken } from '../src/http/tokens.js'
 
 const USAGE = 'usage: npm run token -- --name <who> --nodes <"*" or node,node,...> [--metrics]'
 
@@ -29,7 +30,7 @@ try {
     ''
   ].join('\n'))
 } catch (err) {
-  if (!(err instanceof TokensError)) throw err
+  if (!(err instanceof StartError)) throw err
   process.stderr.write(`${err.message}\n${USAGE}\n`)
   process.exit(2)
 }

@@ -4,18 +4,12 @@
 
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import ms from 'ms'
+import { readDuration } from './duration.js'
 import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry/registry-table.js'
-import { parseDomainTable, DomainTableError } from './domain/registry/registry.js'
-import { loadTls, TlsError, type TlsFiles } from './http/tls.js'
-import { parseTokens, TokensError, type Token } from './http/tokens.js'
-
-export class ConfigError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'ConfigError'
-  }
-}
+import { parseDomainTable } from './domain/registry/registry.js'
+import { StartError, type StartErrorCode } from './domain/start-error.js'
+import { loadTls, type TlsFiles } from './http/tls.js'
+import { parseTokens, type Token } from './http/tokens.js'
 
 export interface Config {
   nats: {
@@ -53,8 +47,8 @@ export type ReadText = (path: string) => string
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const SUBJECT = /^[^\s.*>]+(\.[^\s.*>]+)*$/
 
-function fail (name: string, value: string | undefined, takes: string): never {
-  throw new ConfigError(`${name}${value === undefined ? '' : `=${JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)}`}: ${takes}`)
+function fail (name: string, value: string | undefined, takes: string, code: StartErrorCode = 'SETTING_INVALID'): never {
+  throw new StartError(code, `${name}${value === undefined ? '' : `=${JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)}`}: ${takes}`)
 }
 
 function readFrom (name: string, path: string, readText: ReadText): string {
@@ -116,7 +110,7 @@ function tokensFrom (path: string, readText: ReadText): readonly Token[] {
   try {
     return parseTokens(readFrom('HTTP_TOKENS_FILE', path, readText), path)
   } catch (err) {
-    if (err instanceof TokensError) fail('HTTP_TOKENS_FILE', undefined, err.message)
+    if (err instanceof StartError && err.code === 'TOKENS_FILE_INVALID') fail('HTTP_TOKENS_FILE', undefined, err.message, err.code)
     throw err
   }
 }
@@ -141,12 +135,7 @@ function httpsFiles (env: Env, readText: ReadText): TlsFiles | undefined {
     fail(certFile === undefined ? 'HTTP_TLS_CERT' : 'HTTP_TLS_KEY', undefined, 'a certificate and its key go together; set both HTTP_TLS_CERT and HTTP_TLS_KEY, or neither')
   }
   if (certFile === undefined || keyFile === undefined) return undefined
-  try {
-    loadTls({ certFile, keyFile }, readText)
-  } catch (err) {
-    if (err instanceof TlsError) throw new ConfigError(err.message)
-    throw err
-  }
+  loadTls({ certFile, keyFile }, readText)
   return { certFile, keyFile }
 }
 
@@ -166,8 +155,8 @@ function maxWaits (value: string): number {
 }
 
 function interval (value: string): number {
-  const parsed = /^\d+$/.test(value) ? Number(value) * 1000 : ms(value as ms.StringValue)
-  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1000) {
+  const parsed = readDuration(value)
+  if (parsed === undefined || parsed < 1000) {
     fail('REGISTRY_INTERVAL', value, 'it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)')
   }
   return parsed
@@ -215,7 +204,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
     try {
       domains = parseDomainTable(readFrom('REGISTRY_DOMAINS_FILE', domainsFile, readText), domainsFile)
     } catch (err) {
-      if (err instanceof DomainTableError) fail('REGISTRY_DOMAINS_FILE', undefined, err.message)
+      if (err instanceof StartError && err.code === 'DOMAIN_TABLE_INVALID') fail('REGISTRY_DOMAINS_FILE', undefined, err.message, err.code)
       throw err
     }
   }

@@ -3,10 +3,11 @@
 // startService (service.ts) wires the parts and listens.
 
 import closeWithGrace from 'close-with-grace'
-import { ConfigError, loadConfig } from './config.js'
+import { loadConfig } from './config.js'
+import { StartError } from './domain/start-error.js'
+import { EXIT_STATUS } from './exit-status.js'
 import { createLog } from './log.js'
-import { NatsAuthError } from './nats.js'
-import { StartError, startService } from './service.js'
+import { startService } from './service.js'
 import { VERSION } from './version.js'
 
 // The oldest Node the service and its libraries support (package.json engines); it runs on Node 24 LTS.
@@ -20,9 +21,9 @@ let config
 try {
   config = loadConfig(process.env)
 } catch (err) {
-  if (!(err instanceof ConfigError)) throw err
+  if (!(err instanceof StartError)) throw err
   process.stderr.write(`mesh-provisioner: ${err.message}\n`)
-  process.exit(2)
+  process.exit(EXIT_STATUS[err.code])
 }
 
 const log = createLog(config.logLevel, { service: 'mesh-provisioner', version: VERSION })
@@ -47,12 +48,12 @@ try {
   running = await startService({ config, log, version: VERSION })
 } catch (err) {
   // A cause an operator can act on is one line; anything else is a fault, logged with its stack.
-  if (err instanceof NatsAuthError || err instanceof StartError) {
+  if (err instanceof StartError) {
     process.stderr.write(`mesh-provisioner: ${err.message}\n`)
-  } else {
-    const message = `the service could not start: ${(err as Error).message}`
-    log.fatal({ err }, message)
-    process.stderr.write(`mesh-provisioner: ${message}\n`)
+    process.exit(EXIT_STATUS[err.code])
   }
+  const message = `the service could not start: ${(err as Error).message}`
+  log.fatal({ err }, message)
+  process.stderr.write(`mesh-provisioner: ${message}\n`)
   process.exit(1)
 }

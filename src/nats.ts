@@ -7,13 +7,7 @@ import { connect, credsAuthenticator, ErrorCode, NatsError, type ConnectionOptio
 import type { Config } from './config.js'
 import type { Logger } from './domain/logger.js'
 import { purgeDefect } from './domain/follow/server-defects.js'
-
-export class NatsAuthError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'NatsAuthError'
-  }
-}
+import { StartError } from './domain/start-error.js'
 
 /** The prefix of every reply subject the service subscribes to. */
 export const INBOX_PREFIX = '_INBOX_mesh-provisioner'
@@ -76,10 +70,10 @@ export async function connectNats (nats: Config['nats'], log: Logger, retryMs = 
       return nc
     } catch (err) {
       if (refusedSignIn(err)) {
-        throw new NatsAuthError(`NATS at ${nats.servers.join(',')} refused the credentials (${reason(err)}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS`)
+        throw new StartError('NATS_SIGN_IN_REFUSED', `NATS at ${nats.servers.join(',')} refused the credentials (${reason(err)}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS`)
       }
       if (failedTls(err)) {
-        throw new NatsAuthError(`TLS to NATS at ${nats.servers.join(',')} failed (${reason(err)}); check NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY`)
+        throw new StartError('NATS_TLS_FAILED', `TLS to NATS at ${nats.servers.join(',')} failed (${reason(err)}); check NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY`)
       }
       if (attempt === 1 || attempt % 15 === 0) log.warn({ servers: nats.servers, err: (err as Error).message, attempt }, 'NATS is not reachable yet; trying again')
       await new Promise((resolve) => setTimeout(resolve, retryMs))

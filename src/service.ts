@@ -13,6 +13,7 @@ import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
 import { lastWritesOf } from './domain/answers/last-writes.js'
+import { StartError } from './domain/start-error.js'
 import { buildApp } from './http/app.js'
 import { connectionBound } from './http/holds.js'
 import { readiness } from './http/operations.js'
@@ -20,7 +21,7 @@ import type { VerbState } from './http/schemas.js'
 import { loadTls } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
 import { createMetrics, type Metrics } from './metrics.js'
-import { connectNats } from './nats.js'
+import { connectNats, INBOX_PREFIX } from './nats.js'
 import type { FastifyInstance } from 'fastify'
 
 export interface Running {
@@ -67,14 +68,6 @@ export interface ServiceOptions {
   eventStallMs?: number
 }
 
-/** A start that failed for a reason an operator can act on, said in one line (main prints it alone). */
-export class StartError extends Error {
-  constructor (message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.name = 'StartError'
-  }
-}
-
 async function listen (app: FastifyInstance, http: Config['http']): Promise<string> {
   try {
     return await app.listen({ host: http.host, port: http.port })
@@ -87,7 +80,7 @@ async function listen (app: FastifyInstance, http: Config['http']): Promise<stri
       ENOTFOUND: 'no interface of this machine has that name; choose another HTTP_HOST'
     }
     if (code === undefined || why[code] === undefined) throw err
-    throw new StartError(`the gateway cannot listen on HTTP_HOST=${http.host} HTTP_PORT=${http.port}: ${why[code]}`, { cause: err })
+    throw new StartError('HTTP_LISTEN_FAILED', `the gateway cannot listen on HTTP_HOST=${http.host} HTTP_PORT=${http.port}: ${why[code]}`, { cause: err })
   }
 }
 
@@ -136,6 +129,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     const views = await createViews({
       nc,
       log,
+      inboxPrefix: INBOX_PREFIX,
       registryAfter: firstRun,
       ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
       ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })

@@ -26,7 +26,7 @@ beforeAll(async () => {
       query,
       answer: () => {
         if (++calls === 1) throw new Error('view index broken')
-        return new Answer('{"what":"registry"}', 'v')
+        return new Answer('{"what":"registry","bucket":"mesh-provisioner_registry","revision":0,"total":0,"stale":false,"entries":[],"outOfShape":[],"cursor":"0-1"}', 'v')
       }
     })
   } as unknown as Provisioning

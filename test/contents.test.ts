@@ -8,6 +8,7 @@ import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let admin: NatsConnection
@@ -25,7 +26,7 @@ beforeAll(async () => {
 interface Reply { code: number, body: any, bytes: number }
 
 async function ask (request: unknown): Promise<Reply> {
-  const msg = await admin.request('mesh-provisioner.provisioning', JSON.stringify(request), { timeout: 5000 })
+  const msg = await requestVerb(admin, JSON.stringify(request))
   return { code: Number(msg.headers?.get('Nats-Service-Error-Code') ?? 200), body: msg.json(), bytes: msg.data.length }
 }
 

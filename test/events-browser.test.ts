@@ -15,6 +15,7 @@ import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import type { NatsConnection } from 'nats'
 import { chromiumPresent, launchChromium } from './support/browser.js'
+import { request } from './support/http.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
 /** The console's page: what the README's snippet does, recording what arrives. */
@@ -63,7 +64,7 @@ describe.skipIf(!chromiumPresent)('a console page on another origin follows the 
     try {
       await tab.goto(origin, { timeout: 20_000 })
       await tab.waitForFunction(() => (globalThis as any).received.some((e: { type: string }) => e.type === 'synced'), undefined, { timeout: 20_000 })
-      const list = await (await fetch(`${running.url}/v1/needs?node=ace&limit=10000`, { headers: { authorization: `Bearer ${token.token}` } })).json() as { entries: unknown[], total: number }
+      const list = await (await request(`${running.url}/v1/needs?node=ace&limit=10000`, { headers: { authorization: `Bearer ${token.token}` } })).body.json() as { entries: unknown[], total: number }
       const got = await tab.evaluate(() => (globalThis as any).received as Array<{ type: string, id: string, data: any }>)
       const synced = got.findIndex((e) => e.type === 'synced')
       expect(got.slice(0, synced).filter((e) => e.type === 'put').map((e) => e.data)).toEqual(list.entries)

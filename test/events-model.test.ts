@@ -6,7 +6,7 @@
 
 import fc from 'fast-check'
 import type { KV, NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'

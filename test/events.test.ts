@@ -3,7 +3,7 @@
 // `reset` for a cursor that cannot be served, the refusals before any stream, headers and CORS.
 
 import type { KV, NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'

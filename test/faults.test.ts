@@ -4,7 +4,7 @@
 // a domain answers.
 
 import { KvWatchInclude, type KV } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { describe, expect, test, vi } from 'vitest'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'

@@ -5,11 +5,12 @@
 
 import fc from 'fast-check'
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, expect, test } from 'vitest'
 import { WHATS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten, type Seeded } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let seeded: Seeded
@@ -60,7 +61,7 @@ function checkAnswer (body: unknown): void {
 
 test('every verb payload gets a reply: an answer, or 400 with the error body', async () => {
   await fc.assert(fc.asyncProperty(payload, async (data) => {
-    const msg = await nc.request('mesh-provisioner.provisioning', data, { timeout: 10_000 })
+    const msg = await requestVerb(nc, data, { timeout: 10_000 })
     const code = msg.headers?.get('Nats-Service-Error-Code')
     const body = JSON.parse(msg.string()) as unknown
     if (code) {
@@ -74,13 +75,13 @@ test('every verb payload gets a reply: an answer, or 400 with the error body', a
 
 test('CR/LF in a payload or a field value cannot break the error header: still 400 with the error body', async () => {
   for (const node of ['a\r\nNats-Service-Error-Code: 200', '\n', 'x\ry', '\u0000\u2028']) {
-    const msg = await nc.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'needs', node }), { timeout: 5000 })
+    const msg = await requestVerb(nc, JSON.stringify({ what: 'needs', node }))
     expect(msg.headers?.get('Nats-Service-Error-Code')).toBe('400')
     expect(msg.json()).toMatchObject({ error: { code: 'BAD_REQUEST', field: 'node' } })
   }
   // JSON.parse quotes the bad text in its message, new lines and all (found by the property above).
   for (const payload of ['a\nb', '\n\u0000', '{\r\n', 'x\r']) {
-    const msg = await nc.request('mesh-provisioner.provisioning', payload, { timeout: 5000 })
+    const msg = await requestVerb(nc, payload)
     expect(msg.headers?.get('Nats-Service-Error-Code')).toBe('400')
     expect(msg.headers?.get('Nats-Service-Error')).toMatch(/^the payload is not JSON \(.*\); send a JSON object/)
     expect(msg.json()).toMatchObject({ error: { code: 'BAD_REQUEST', message: expect.stringMatching(/^the payload is not JSON/) } })
@@ -119,7 +120,7 @@ test('after all that the service is still ready and answers', async () => {
   const ready = await request(`${running.url}/readyz`)
   expect(ready.statusCode).toBe(200)
   await ready.body.dump()
-  const msg = await nc.request('mesh-provisioner.provisioning', '{"what":"needs","node":"ace","limit":1}', { timeout: 5000 })
+  const msg = await requestVerb(nc, '{"what":"needs","node":"ace","limit":1}')
   expect(msg.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
   expect(msg.json()).toMatchObject({ what: 'needs', total: expect.any(Number) })
 })

@@ -5,7 +5,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { expect, it } from 'vitest'
 import { HEADROOM } from '../src/http/holds.js'
 import { newToken } from '../src/http/tokens.js'

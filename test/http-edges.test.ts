@@ -6,10 +6,11 @@
 
 import { connect } from 'node:net'
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -38,7 +39,7 @@ async function raw (text: string): Promise<{ head: string, body: string }> {
 
 /** The verb's reply to the same question, as text, with its error code header when refused. */
 async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
-  const msg = await nc.request('mesh-provisioner.provisioning', JSON.stringify(question), { timeout: 5000 })
+  const msg = await requestVerb(nc, JSON.stringify(question))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') || undefined }
 }
 

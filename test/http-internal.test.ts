@@ -8,6 +8,7 @@ import type { Query } from '../src/domain/wire/request.js'
 import type { Views } from '../src/domain/follow/views.js'
 import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
+import { checkInjected } from './support/http.js'
 
 it('answers 500 INTERNAL with the error body', async () => {
   const views = { status: () => ({}), connected: () => true } as unknown as Views
@@ -17,7 +18,7 @@ it('answers 500 INTERNAL with the error body', async () => {
   const metrics = createMetrics(() => views, false)
   const app = await buildApp({ provisioning: failing, views, writer: { last: undefined }, metrics, log, corsOrigins: [], version: '0.0.0-test', maxAnswerBytes: () => 1 << 20, verb: () => 'serving' })
   try {
-    const res = await app.inject({ method: 'GET', url: '/v1/needs?node=ace' })
+    const res = await checkInjected('GET', '/v1/needs?node=ace', await app.inject({ method: 'GET', url: '/v1/needs?node=ace' }))
     expect(res.statusCode).toBe(500)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.body).toBe(JSON.stringify({ error: { code: 'INTERNAL', message: 'the service failed to answer: view index broken; the fault is logged, ask again or report it' } }))

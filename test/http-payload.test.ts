@@ -2,10 +2,11 @@
 // gateway answers the same bytes as the verb, cut with reason `payload` and a `next` to go on.
 
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, expect, it } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let seeded: Seeded
@@ -21,7 +22,7 @@ beforeAll(async () => {
 it('cuts /v1/needs where the verb cuts, and pages on from next', async () => {
   const res = await request(`${running.url}/v1/needs`)
   const body = await res.body.text()
-  const bus = new TextDecoder().decode((await nc.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'needs' }), { timeout: 5000 })).data)
+  const bus = new TextDecoder().decode((await requestVerb(nc, JSON.stringify({ what: 'needs' }))).data)
   expect(res.statusCode).toBe(200)
   expect(body).toBe(bus)
   expect(Buffer.byteLength(body)).toBeLessThanOrEqual(8192)

@@ -2,7 +2,7 @@
 // bucket served once it appears, /readyz following the connection.
 
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'

@@ -2,11 +2,12 @@
 // filter byte-equal to the verb, every refusal with its status and body, ETag/304, CORS, metrics.
 
 import type { NatsConnection } from 'nats'
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { startSeeded, suiteFixture, untilReady, untilWritten, type Seeded } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -26,7 +27,7 @@ const get = async (path: string, headers?: Record<string, string>) => await http
 
 /** The verb's reply to the same question, as text, with its error code header when refused. */
 async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
-  const msg = await nc.request('mesh-provisioner.provisioning', JSON.stringify(question), { timeout: 5000 })
+  const msg = await requestVerb(nc, JSON.stringify(question))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') || undefined }
 }
 

@@ -8,6 +8,7 @@ import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let server: NatsServer
@@ -54,7 +55,7 @@ test('the registry\'s revisions do not move when a second instance starts, nor a
 
 test('the verb\'s requests are shared between the two, and both answer alike', async () => {
   const ask = async (): Promise<string> => {
-    const msg = await admin.request('mesh-provisioner.provisioning', '{"what":"needs","node":"ace"}', { timeout: 5000 })
+    const msg = await requestVerb(admin, '{"what":"needs","node":"ace"}')
     expect(msg.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
     return msg.string()
   }

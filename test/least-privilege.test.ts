@@ -13,6 +13,7 @@ import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { INBOX_PREFIX } from '../src/nats.js'
 import type { Running } from '../src/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let server: NatsServer
@@ -115,7 +116,7 @@ describe('the service under its user', () => {
     const big = JSON.stringify({ lines: 'x'.repeat(50_000) })
     for (let i = 0; i < 120; i++) await kv.put(`big${i}.shell.gitea`, big)
     await expect.poll(() => running.views.status().collect.keys, { timeout: 30_000 }).toBe(50_120)
-    const reply = await admin.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'collect', node: 'big0' }), { timeout: 10_000 })
+    const reply = await requestVerb(admin, JSON.stringify({ what: 'collect', node: 'big0' }), { timeout: 10_000 })
     expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
     expect(reply.json()).toMatchObject({ total: 1, stale: false, entries: [{ key: 'big0.shell.gitea' }] })
     await untilWritten(running)
@@ -131,7 +132,7 @@ describe('the service under its user', () => {
     }
     const ace = await server.connectAs('node-ace', { inboxPrefix: '_INBOX_ace' })
     fx.defer(async () => await ace.close())
-    const reply = await ace.request('mesh-provisioner.provisioning', '{"what":"registry","kind":"secret"}', { timeout: 10_000 })
+    const reply = await requestVerb(ace, '{"what":"registry","kind":"secret"}', { timeout: 10_000 })
     expect(reply.headers?.get('Nats-Service-Error-Code') ?? '').toBe('')
     expect(reply.json()).toMatchObject({ what: 'registry', entries: [{ kind: 'secret' }] })
   })

@@ -5,7 +5,6 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
-import { StartError } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { fixture, suiteFixture } from './support/service.js'
 import { runMain } from './support/process.js'
@@ -77,7 +76,7 @@ test('a start that fails at a later step releases what the earlier ones opened: 
     return connz.connections.filter((c) => c.name === 'mesh-provisioner').length
   }
   try {
-    await expect(fx.service(watched, { HTTP_PORT: String(port) })).rejects.toThrow(StartError)
+    await expect(fx.service(watched, { HTTP_PORT: String(port) })).rejects.toThrow(expect.objectContaining({ name: 'StartError', code: 'HTTP_LISTEN_FAILED' }))
     await expect.poll(serviceConnections, { timeout: 5000 }).toBe(0)
     // The connection was there to release: a start that succeeds holds one.
     await fx.service(watched)

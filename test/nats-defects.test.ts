@@ -4,7 +4,7 @@
 // unfiltered consumer of a history-1 bucket whose keys were updated reports a num_pending that
 // never reaches 0.
 
-import { request } from 'undici'
+import { request } from './support/http.js'
 import { describe, expect, test, vi } from 'vitest'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { fixture, untilReady } from './support/service.js'

@@ -1,10 +1,11 @@
 // The mesh at a glance is cut at the bus's max payload like any answer, alike on both faces: on a
 // server with a small max_payload, modules answer the same bytes on both, cut with reason `payload`.
 
-import { request } from 'undici'
 import { beforeAll, expect, it, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
+import { request } from './support/http.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let seeded: Seeded
@@ -21,7 +22,7 @@ it('cuts /v1/modules where the verb cuts, and pages on from next to the end', as
   const ask = async (question: Record<string, unknown>, path: string): Promise<{ total: number, modules: unknown[], next?: string, cut?: { reason: string, omitted: number } }> => {
     const res = await request(`${seeded.running.url}${path}`)
     const body = await res.body.text()
-    const bus = new TextDecoder().decode((await seeded.nc.request('mesh-provisioner.provisioning', JSON.stringify(question), { timeout: 5000 })).data)
+    const bus = new TextDecoder().decode((await requestVerb(seeded.nc, JSON.stringify(question))).data)
     expect(res.statusCode).toBe(200)
     expect(body).toBe(bus)
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(8192)

@@ -3,12 +3,13 @@
 // too), facets' counts and revisions, paging, cuts, 404s and the refusals of a bad `by` or `state`.
 
 import type { KV, NatsConnection } from 'nats'
-import { request } from 'undici'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { What } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
+import { request } from './support/http.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
+import { requestVerb } from './support/verb.js'
 
 const fx = suiteFixture()
 let nc: NatsConnection
@@ -23,7 +24,7 @@ async function get (path: string, headers: Record<string, string> = {}): Promise
 }
 
 async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
-  const msg = await nc.request('mesh-provisioner.provisioning', JSON.stringify(question), { timeout: 5000 })
+  const msg = await requestVerb(nc, JSON.stringify(question))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') ?? undefined }
 }
 

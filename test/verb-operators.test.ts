@@ -8,6 +8,7 @@ import { loadConfig, type Env } from '../src/config.js'
 import { startService, type Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
+import { request } from './support/http.js'
 import { suiteFixture } from './support/service.js'
 import { askVerb } from './support/verb.js'
 
@@ -30,8 +31,8 @@ async function start (env: Env = {}): Promise<{ running: Running, lines: Array<R
 }
 
 async function readyz (running: Running): Promise<{ status: number, body: { ready: boolean, verb: string } }> {
-  const res = await fetch(`${running.url}/readyz`)
-  return { status: res.status, body: await res.json() as { ready: boolean, verb: string } }
+  const res = await request(`${running.url}/readyz`)
+  return { status: res.statusCode, body: await res.body.json() as { ready: boolean, verb: string } }
 }
 
 interface EndpointStats { num_requests: number, num_errors: number, last_error?: string }

@@ -1461,6 +1461,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `since` names another generation of the bucket (deleted and created again since), or a point older than the deletions this instance knows: ask the list again without `since` and follow its cursor. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "CURSOR_EXPIRED",
+                     *         "message": "since names another generation of bucket mesh-provisioner_needs (it was deleted and created again since); ask the list again without since and follow its cursor",
+                     *         "field": "since"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The service failed to answer; the fault is logged. */
             500: {
                 headers: {
@@ -1647,6 +1665,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `since` names another generation of the bucket (deleted and created again since), or a point older than the deletions this instance knows: ask the list again without `since` and follow its cursor. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "CURSOR_EXPIRED",
+                     *         "message": "since names another generation of bucket mesh-provisioner_needs (it was deleted and created again since); ask the list again without since and follow its cursor",
+                     *         "field": "since"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The service failed to answer; the fault is logged. */
             500: {
                 headers: {
@@ -1799,6 +1835,24 @@ export interface operations {
                      *       "error": {
                      *         "code": "FORBIDDEN",
                      *         "message": "this token reads the registry and node ace only, not node g14"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `since` names another generation of the bucket (deleted and created again since), or a point older than the deletions this instance knows: ask the list again without `since` and follow its cursor. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "CURSOR_EXPIRED",
+                     *         "message": "since names another generation of bucket mesh-provisioner_needs (it was deleted and created again since); ask the list again without since and follow its cursor",
+                     *         "field": "since"
                      *       }
                      *     }
                      */
@@ -1963,6 +2017,24 @@ export interface operations {
                      *       "error": {
                      *         "code": "FORBIDDEN",
                      *         "message": "this token reads the registry and node ace only, not node g14"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `since` names another generation of the bucket (deleted and created again since), or a point older than the deletions this instance knows: ask the list again without `since` and follow its cursor. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "CURSOR_EXPIRED",
+                     *         "message": "since names another generation of bucket mesh-provisioner_needs (it was deleted and created again since); ask the list again without since and follow its cursor",
+                     *         "field": "since"
                      *       }
                      *     }
                      */

@@ -2,6 +2,7 @@
 // payload, asks the domain and replies, and that always replies, whatever fails.
 
 import type { NatsConnection, Service, ServiceMsg } from 'nats'
+import { backoff } from '../domain/backoff.js'
 import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
 import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
@@ -10,6 +11,7 @@ import { isOverview, readRequest } from '../domain/wire/request.js'
 import type { OverviewQuestion } from '../domain/answers/overview.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
+import { endpointErrorCounter } from '../domain/nats-internals.js'
 import { MICRO_CODE } from './errors.js'
 
 const SERVICE_NAME = 'mesh-provisioner'
@@ -34,20 +36,6 @@ export interface Bus {
 
 /** The first wait before serving the verb again; it doubles while the verb keeps failing, up to the second. */
 const AGAIN_MS = [1000, 30_000] as const
-
-/**
- * Counts an error reply in the endpoint's own stats: nats.js 2.29 counts only errors thrown out of a
- * handler (and answers those with an empty body), where nats.go counts every error reply it sends
- * (SPEC §4). The stats object is nats.js's own, found by the endpoint's name; a nats.js that keeps
- * it elsewhere fails the start here rather than under-count quietly.
- */
-function errorCounter (service: Service, endpoint: string): (err: Error) => void {
-  const endpoints = (service as unknown as { handlers?: Array<{ name?: string, stats?: { countError?: unknown } }> }).handlers
-  const stats = endpoints?.find((e) => e.name === endpoint)?.stats
-  const countError = stats?.countError
-  if (typeof countError !== 'function') throw new Error(`nats.js keeps the stats of endpoint ${endpoint} where src/bus/service.ts does not find them; error replies would go uncounted`)
-  return (err) => { countError.call(stats, err) }
-}
 
 const utf8 = new TextEncoder()
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
@@ -134,7 +122,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     }
   })
   try {
-    countError = errorCounter(service, ENDPOINT_NAME)
+    countError = endpointErrorCounter(service, ENDPOINT_NAME)
     // Served means the server has the subscriptions: a request sent right after finds a responder.
     await nc.flush()
   } catch (err) {
@@ -155,17 +143,18 @@ export async function startBus (opts: BusOptions): Promise<Bus> {
   let serving = true
   let stopping = false
   let since = Date.now()
-  let againMs: number = AGAIN_MS[0]
+  /** Failures in a row: a verb served longer than the longest wait starts again from the first. */
+  let failures = 0
   let timer: NodeJS.Timeout | undefined
 
   const follow = (current: Service): void => {
     void current.stopped.then((err) => {
       if (stopping || current !== service) return
       serving = false
-      if (Date.now() - since > AGAIN_MS[1]) againMs = AGAIN_MS[0]
+      if (Date.now() - since > AGAIN_MS[1]) failures = 0
+      const againMs = backoff(...AGAIN_MS, ++failures)
       log.error({ err, subject, againMs }, 'the verb is not served: its subscription ended under it; serving it again in %d ms', againMs)
       if (!nc.isClosed()) timer = setTimeout(() => { void again() }, againMs)
-      againMs = Math.min(againMs * 2, AGAIN_MS[1])
     })
   }
   const again = async (): Promise<void> => {
@@ -183,9 +172,9 @@ export async function startBus (opts: BusOptions): Promise<Bus> {
       follow(service)
     } catch (err) {
       if (stopping) return
+      const againMs = backoff(...AGAIN_MS, ++failures)
       log.error({ err, subject, againMs }, 'the verb could not be served again; trying in %d ms', againMs)
       timer = setTimeout(() => { void again() }, againMs)
-      againMs = Math.min(againMs * 2, AGAIN_MS[1])
     }
   }
   follow(service)

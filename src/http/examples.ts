@@ -84,3 +84,5 @@ export function refusal (ask: () => unknown): unknown {
 export const BUCKET_MISSING_EXAMPLE = new ProvisionerError('BUCKET_MISSING', 'bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears').toBody()
 
 export const INTERNAL_EXAMPLE = asProvisionerError(new Error('example fault')).toBody()
+
+export const CURSOR_EXPIRED_EXAMPLE = new ProvisionerError('CURSOR_EXPIRED', 'since names another generation of bucket mesh-provisioner_needs (it was deleted and created again since); ask the list again without since and follow its cursor', 'since').toBody()

@@ -12,7 +12,7 @@ import { readParameters, readQuery } from '../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../domain/wire/schemas.js'
 import { askedAs } from './access.js'
 import { etagOf, sendAnswer } from './answer.js'
-import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
+import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
 import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
 import { hold, MAX_WAIT_MS, needsWhat, readWait, type WaitDeps, type Waiting } from './wait.js'
 
@@ -89,6 +89,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
           200: json(`The ${what} answer.`, annotation(Answers[what], '$id'), ANSWER_EXAMPLES[what], ANSWER_HEADERS),
           304: notModified,
           400: badRequest(refusal(() => readQuery({ what, limit: MAX_LIMIT + 1 }))),
+          410: refused('`since` names another generation of the bucket (deleted and created again since), or a point older than the deletions this instance knows: ask the list again without `since` and follow its cursor.', CURSOR_EXPIRED_EXAMPLE),
           ...errorResponses
         }
       }

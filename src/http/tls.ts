@@ -2,16 +2,10 @@
 // bad pair is refused at start and, on SIGHUP, leaves the certificate in use as it is.
 
 import { createSecureContext } from 'node:tls'
+import { StartError } from '../domain/start-error.js'
 
 export interface TlsFiles { certFile: string, keyFile: string }
 export interface TlsPair { cert: string, key: string }
-
-export class TlsError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'TlsError'
-  }
-}
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----/
 const PEM_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/
@@ -22,19 +16,19 @@ export function loadTls ({ certFile, keyFile }: TlsFiles, readText: (path: strin
     try {
       return readText(path)
     } catch (err) {
-      throw new TlsError(`${name}=${JSON.stringify(path)}: cannot read that file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+      throw new StartError('TLS_FILES_INVALID', `${name}=${JSON.stringify(path)}: cannot read that file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
     }
   }
   const pair = { cert: read('HTTP_TLS_CERT', certFile), key: read('HTTP_TLS_KEY', keyFile) }
   // OpenSSL takes an empty certificate and key as none at all: the server would then fail every
   // handshake (or, at start, serve no TLS) while the log says all is well.
-  if (!PEM_CERTIFICATE.test(pair.cert)) throw new TlsError(`HTTP_TLS_CERT=${JSON.stringify(certFile)}: that file holds no PEM certificate${pair.cert.trim() === '' ? ' (it is empty)' : ''}; it takes a PEM certificate chain (-----BEGIN CERTIFICATE-----)`)
-  if (!PEM_KEY.test(pair.key)) throw new TlsError(`HTTP_TLS_KEY=${JSON.stringify(keyFile)}: that file holds no PEM private key${pair.key.trim() === '' ? ' (it is empty)' : ''}; it takes the PEM key the certificate was issued for (-----BEGIN PRIVATE KEY-----)`)
+  if (!PEM_CERTIFICATE.test(pair.cert)) throw new StartError('TLS_FILES_INVALID', `HTTP_TLS_CERT=${JSON.stringify(certFile)}: that file holds no PEM certificate${pair.cert.trim() === '' ? ' (it is empty)' : ''}; it takes a PEM certificate chain (-----BEGIN CERTIFICATE-----)`)
+  if (!PEM_KEY.test(pair.key)) throw new StartError('TLS_FILES_INVALID', `HTTP_TLS_KEY=${JSON.stringify(keyFile)}: that file holds no PEM private key${pair.key.trim() === '' ? ' (it is empty)' : ''}; it takes the PEM key the certificate was issued for (-----BEGIN PRIVATE KEY-----)`)
   try {
     createSecureContext(pair)
   } catch (err) {
     // OpenSSL's words (e.g. "key values mismatch"); never the files' contents.
-    throw new TlsError(`HTTP_TLS_CERT=${JSON.stringify(certFile)} and HTTP_TLS_KEY=${JSON.stringify(keyFile)} do not make a certificate and its key (${(err as Error).message}); they take a PEM certificate chain and the PEM key it was issued for`)
+    throw new StartError('TLS_FILES_INVALID', `HTTP_TLS_CERT=${JSON.stringify(certFile)} and HTTP_TLS_KEY=${JSON.stringify(keyFile)} do not make a certificate and its key (${(err as Error).message}); they take a PEM certificate chain and the PEM key it was issued for`)
   }
   return pair
 }

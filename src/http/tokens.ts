@@ -4,6 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/schema'
+import { StartError } from '../domain/start-error.js'
 import { TOKEN_PATTERN } from '../domain/wire/key-shapes.js'
 import { MAX_VALUES } from '../domain/wire/schemas.js'
 
@@ -34,12 +35,8 @@ export interface Token {
   readonly metrics: boolean
 }
 
-export class TokensError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'TokensError'
-  }
-}
+/** A tokens file, or an entry of one, that will not do, naming the entry and what to change. */
+const tokensError = (message: string): StartError => new StartError('TOKENS_FILE_INVALID', message)
 
 const ENTRY = '{"name":"ace","sha256":"<64 hex digits>","nodes":["ace"]}'
 const SHAPE = `{"tokens":[{"name":"console","sha256":"<64 hex digits>","nodes":"*","metrics":true},${ENTRY}]}`
@@ -78,20 +75,20 @@ export function parseTokens (text: string, source: string): readonly Token[] {
   try {
     data = JSON.parse(text)
   } catch (err) {
-    throw new TokensError(`${source} is not JSON (${(err as Error).message}); it takes ${SHAPE}`)
+    throw tokensError(`${source} is not JSON (${(err as Error).message}); it takes ${SHAPE}`)
   }
-  if (!checkFile.Check(data)) throw new TokensError(`${source} does not fit: it takes ${SHAPE}`)
+  if (!checkFile.Check(data)) throw tokensError(`${source} does not fit: it takes ${SHAPE}`)
   const names = new Map<string, number>()
   const digests = new Map<string, string>()
   return data.tokens.map((entry, index) => {
     const named = entry !== null && typeof entry === 'object' && 'name' in entry && checkName.Check(entry.name) ? entry.name : undefined
     const which = named === undefined ? `token #${index + 1}` : `token "${named}"`
-    if (!checkEntry.Check(entry)) throw new TokensError(`${source}: ${which}: ${entryFault(entry)}`)
+    if (!checkEntry.Check(entry)) throw tokensError(`${source}: ${which}: ${entryFault(entry)}`)
     const earlier = names.get(entry.name)
-    if (earlier !== undefined) throw new TokensError(`${source}: ${which} is named twice (#${earlier + 1} and #${index + 1}); give each token its own name`)
+    if (earlier !== undefined) throw tokensError(`${source}: ${which} is named twice (#${earlier + 1} and #${index + 1}); give each token its own name`)
     names.set(entry.name, index)
     const twin = digests.get(entry.sha256)
-    if (twin !== undefined) throw new TokensError(`${source}: ${which} has the same sha256 as token "${twin}"; give each reader a token of its own`)
+    if (twin !== undefined) throw tokensError(`${source}: ${which} has the same sha256 as token "${twin}"; give each reader a token of its own`)
     digests.set(entry.sha256, entry.name)
     return Object.freeze({
       name: entry.name,
@@ -135,6 +132,6 @@ export function forbidden (token: Token, reading: Reading): string | undefined {
 export function newToken (name: string, nodes: '*' | readonly string[], metrics: boolean): { token: string, entry: TokenEntry } {
   const token = randomBytes(32).toString('base64url')
   const entry: TokenEntry = { name, sha256: sha256(token).toString('hex'), nodes: nodes === '*' ? '*' : [...nodes], ...(metrics ? { metrics } : {}) }
-  if (!checkEntry.Check(entry)) throw new TokensError(`token "${name}": ${entryFault(entry)}`)
+  if (!checkEntry.Check(entry)) throw tokensError(`token "${name}": ${entryFault(entry)}`)
   return { token, entry }
 }

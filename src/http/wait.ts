@@ -3,7 +3,7 @@
 // If-None-Match, until the answer's ETag moves. Only a change that could show looks at it.
 
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import ms from 'ms'
+import { readDuration } from '../duration.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { Cursor } from '../domain/wire/cursor.js'
 import { badRequest, type ProvisionerError } from '../domain/wire/errors.js'
@@ -23,8 +23,8 @@ export function readWait (text: unknown): number | undefined {
   if (text === undefined || text === '') return undefined
   const value = typeof text === 'string' ? text.trim() : ''
   // A repeated parameter arrives as a list: it is no duration.
-  const parsed = value === '' ? NaN : /^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : ms(value as ms.StringValue)
-  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 0 || parsed > MAX_WAIT_MS) {
+  const parsed = readDuration(value)
+  if (parsed === undefined || parsed > MAX_WAIT_MS) {
     throw badRequest('wait', `wait: ${JSON.stringify(text)} will not do; it takes ${TAKES}`)
   }
   return parsed

@@ -1,9 +1,13 @@
-// Reads an event stream the way a browser's EventSource does (the WHATWG parsing rules: `data`
-// lines joined with \n, one leading space dropped, an empty line dispatches, `:` starts a comment),
-// over undici, so a test can wait for the events it expects and see the comments between them.
+// Reads an event stream as a browser's EventSource does, with eventsource-parser (the WHATWG
+// parsing rules, line ends of any kind and across chunks), over undici, so a test can wait for the
+// events it expects and see the comments between them. Each event's data is checked against its
+// schema (wire.ts); a stream that sent one that does not fit fails its test.
 
+import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { request } from 'undici'
 import { expect, onTestFinished, vi } from 'vitest'
+import type { What } from '../../src/domain/wire/key-shapes.js'
+import { checkEventData, checkHttpBody, streamWhat } from './wire.js'
 
 export interface SseEvent {
   event: string
@@ -12,39 +16,37 @@ export interface SseEvent {
   id?: string
 }
 
-/** A parser fed text as it arrives; what it has read so far is in its fields. */
+/** A parser fed the stream's bytes (or text) as they arrive; what it has read so far is in its fields. */
 export class SseParser {
   readonly events: SseEvent[] = []
   comments = 0
   retry: number | undefined
-  private rest = ''
-  private event: { event?: string, data?: string, id?: string } = {}
+  /** Events whose data did not fit its schema, said in words (only for a stream of a known `what`). */
+  readonly faults: string[] = []
+  private readonly parser: EventSourceParser
+  // Streaming: a character split across two chunks is read whole.
+  private readonly utf8 = new TextDecoder('utf-8', { fatal: true })
 
-  feed (text: string): void {
-    const lines = (this.rest + text).split(/\r\n|\r|\n/)
-    this.rest = lines.pop() as string
-    for (const line of lines) this.line(line)
+  constructor (what?: What) {
+    this.parser = createParser({
+      onEvent: (e) => {
+        const event: SseEvent = { event: e.event ?? 'message', data: e.data, ...(e.id === undefined ? {} : { id: e.id }) }
+        if (what !== undefined) {
+          try {
+            checkEventData(what, event.event, event.data)
+          } catch (err) {
+            this.faults.push((err as Error).message)
+          }
+        }
+        this.events.push(event)
+      },
+      onComment: () => { this.comments++ },
+      onRetry: (ms) => { this.retry = ms }
+    })
   }
 
-  private line (line: string): void {
-    if (line === '') {
-      if (this.event.data !== undefined) {
-        this.events.push({ event: this.event.event ?? 'message', data: this.event.data, ...(this.event.id === undefined ? {} : { id: this.event.id }) })
-      }
-      this.event = {}
-      return
-    }
-    if (line.startsWith(':')) {
-      this.comments++
-      return
-    }
-    const colon = line.indexOf(':')
-    const field = colon < 0 ? line : line.slice(0, colon)
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '')
-    if (field === 'data') this.event.data = this.event.data === undefined ? value : `${this.event.data}\n${value}`
-    else if (field === 'event') this.event.event = value
-    else if (field === 'id') this.event.id = value
-    else if (field === 'retry' && /^\d+$/.test(value)) this.retry = Number(value)
+  feed (chunk: Uint8Array | string): void {
+    this.parser.feed(typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, { stream: true }))
   }
 }
 
@@ -65,23 +67,27 @@ export interface SseStream extends SseParser {
 export async function openStream (url: string, headers: Record<string, string> = {}, gate?: () => Promise<void>): Promise<SseStream> {
   const abort = new AbortController()
   const res = await request(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal })
-  const parser = new SseParser()
+  const parser = new SseParser(streamWhat(url))
   const close = (): void => abort.abort()
   onTestFinished(close)
+  onTestFinished(() => { expect(parser.faults, 'events whose data does not fit its schema').toEqual([]) })
   let body = ''
   const ended = (async () => {
     try {
       for await (const chunk of res.body) {
-        const text = (chunk as Buffer).toString('utf8')
-        if (res.statusCode === 200) parser.feed(text)
-        else body += text
+        if (res.statusCode === 200) parser.feed(chunk as Buffer)
+        else body += (chunk as Buffer).toString('utf8')
         await gate?.()
       }
     } catch {
       // Closed by the test, or cut by the server: `ended` says only that it is over.
     }
   })()
-  if (res.statusCode !== 200) await ended
+  if (res.statusCode !== 200) {
+    await ended
+    const type = res.headers['content-type']
+    await checkHttpBody('GET', url, res.statusCode, Array.isArray(type) ? type[0] : type, body)
+  }
   return Object.assign(parser, { status: res.statusCode, headers: res.headers, body, ended, close })
 }
 

@@ -21,6 +21,8 @@ export interface FollowerOptions {
   nc: NatsConnection
   jsm: JetStreamManager
   log: Logger
+  /** The connection's inbox prefix, for the feed's inboxes. */
+  inboxPrefix?: string | undefined
   /** How often to look again for a missing bucket (ms). */
   retryMs?: number
   /** How often to check that a live bucket still exists and is the same one (ms). */
@@ -92,6 +94,7 @@ export class BucketFollower {
   private readonly nc: NatsConnection
   private readonly jsm: JetStreamManager
   private readonly log: Logger
+  private readonly inboxPrefix: string | undefined
   private readonly retryMs: number
   private readonly checkMs: number
   /** Set when looks find no bucket; cleared when one is found. */
@@ -116,6 +119,7 @@ export class BucketFollower {
     this.nc = opts.nc
     this.jsm = opts.jsm
     this.log = opts.log
+    this.inboxPrefix = opts.inboxPrefix
     this.retryMs = opts.retryMs ?? 1000
     this.checkMs = opts.checkMs ?? 5000
   }
@@ -260,6 +264,7 @@ export class BucketFollower {
       nc: this.nc,
       jsm: this.jsm,
       bucket: this.bucket,
+      inboxPrefix: this.inboxPrefix,
       from,
       onePerKey,
       onChange: (e) => {

@@ -8,6 +8,7 @@
 // more pending than an unfiltered consumer of a history-1 bucket will ever deliver (FACTS.md).
 
 import { AckPolicy, createInbox, DeliverPolicy, nanos, nuid, ReplayPolicy, type ConsumerConfig, type JetStreamManager, type Msg, type NatsConnection, type Subscription } from 'nats'
+import { arrivedBytes } from '../nats-internals.js'
 import type { KvChange } from '../store/contents.js'
 
 /** What a JetStream delivery's reply subject says of it. */
@@ -80,26 +81,7 @@ export function readDelivery (reply: Uint8Array | undefined, into: Delivery): bo
   return true
 }
 
-/**
- * A message's subject and reply subject as they arrived, before nats.js decodes them to strings:
- * nats.js 2.29's `MsgImpl` keeps them in `_msg` (test/kv-feed.test.ts fails if a version moves
- * them). Reading them there saves decoding every reply subject, and lets a key be decoded apart
- * from its subject: a key cut from the decoded subject keeps the whole subject alive, held with
- * the key for as long as the view holds it.
- */
-function arrived (msg: Msg): { subject: Uint8Array, reply?: Uint8Array } {
-  return (msg as unknown as { _msg: { subject: Uint8Array, reply?: Uint8Array } })._msg
-}
-
 const utf8 = new TextDecoder()
-
-/**
- * The connection's own inbox prefix, which nats.js's own consumers use too: the service's NATS user
- * may subscribe to nothing else (deploy/accounts.conf). The typed connection does not show its options.
- */
-function inboxPrefixOf (nc: NatsConnection): string | undefined {
-  return (nc as NatsConnection & { options?: { inboxPrefix?: string } }).options?.inboxPrefix
-}
 
 /** The operation of a KV message: in its `KV-Operation` header, absent on a put. */
 function operationOf (msg: Msg): KvChange['operation'] {
@@ -111,6 +93,11 @@ export interface KvFeedOptions {
   nc: NatsConnection
   jsm: JetStreamManager
   bucket: string
+  /**
+   * The connection's inbox prefix (nats.js's `_INBOX` when absent): the feed's inboxes use it, since
+   * the service's NATS user may subscribe to its own replies only (deploy/accounts.conf).
+   */
+  inboxPrefix?: string | undefined
   /** The revision to start from; without it, the bucket's last value of every key (what `kv.watch` reads first). */
   from?: number | undefined
   /**
@@ -204,7 +191,7 @@ export class KvFeed {
    */
   private async create (from: number | undefined): Promise<void> {
     this.sub?.unsubscribe()
-    const inbox = createInbox(inboxPrefixOf(this.opts.nc))
+    const inbox = createInbox(this.opts.inboxPrefix)
     this.lastConsumerSeq = 0
     const sub = this.opts.nc.subscribe(inbox, {
       callback: (err, msg) => {
@@ -262,7 +249,7 @@ export class KvFeed {
   private take (msg: Msg): void {
     this.activity++
     const d = this.delivery
-    const raw = arrived(msg)
+    const raw = arrivedBytes(msg)
     if (!readDelivery(raw.reply, d)) {
       this.status(msg)
       return

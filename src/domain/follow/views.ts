@@ -26,13 +26,15 @@ export interface Views {
 export interface ViewsOptions {
   nc: NatsConnection
   log: Logger
+  /** The connection's inbox prefix (src/nats.ts gives it to the connection too), for the feeds' inboxes. */
+  inboxPrefix?: string
   /** The registry's view starts once this settles (the writer's first run, which creates its bucket); the others at once. */
   registryAfter?: Promise<unknown>
   retryMs?: number
   checkMs?: number
 }
 
-export async function createViews ({ nc, log, registryAfter, retryMs, checkMs }: ViewsOptions): Promise<Views> {
+export async function createViews ({ nc, log, inboxPrefix, registryAfter, retryMs, checkMs }: ViewsOptions): Promise<Views> {
   // A JetStream call that meets no stream leader (a cluster electing one) is tried again sooner
   // than the client's default 5 s allows.
   const jsm = await nc.jetstreamManager({ timeout: 2000 })
@@ -41,6 +43,7 @@ export async function createViews ({ nc, log, registryAfter, retryMs, checkMs }:
     nc,
     jsm,
     log,
+    inboxPrefix,
     ...(retryMs === undefined ? {} : { retryMs }),
     ...(checkMs === undefined ? {} : { checkMs })
   })])) as Record<What, BucketFollower>

@@ -3,6 +3,7 @@
 // and deleting kinds no domain answers. The only writer in the service, and it writes only this.
 
 import type { KV } from 'nats'
+import { backoff } from '../backoff.js'
 import { isWrongLastSequence } from '../follow/jetstream-errors.js'
 import type { CompiledKind } from './registry.js'
 import type { Logger } from '../logger.js'
@@ -97,7 +98,7 @@ export class RegistryWriter {
       this.failures++
     }
     run.durationMs = Date.now() - started
-    const retry = Math.min((this.opts.retryMs ?? 5000) * 2 ** (this.failures - 1), this.opts.intervalMs, 300_000)
+    const retry = backoff(this.opts.retryMs ?? 5000, Math.min(this.opts.intervalMs, 300_000), this.failures)
     const wait = run.ok ? this.opts.intervalMs : retry
     run.nextAt = new Date(Date.now() + wait).toISOString()
     this.last = run

@@ -4,13 +4,10 @@
 import { Compile } from 'typebox/schema'
 import { DomainTable, type Domain } from './registry-table.js'
 import { type RegistryValue } from '../wire/schemas.js'
+import { StartError } from '../start-error.js'
 
-export class DomainTableError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'DomainTableError'
-  }
-}
+/** A domain table that will not do, naming the domain and what to change. */
+const tableError = (message: string): StartError => new StartError('DOMAIN_TABLE_INVALID', message)
 
 /** JSON with keys sorted and no insignificant white space. */
 export function canonicalJson (value: unknown): string {
@@ -45,17 +42,17 @@ function answerOf (domain: Domain, kind: string): RegistryValue {
 function checkWhere (domain: Domain, index: number): void {
   const where = describe(domain, index)
   if ((domain.bucket === undefined) === (domain.verb === undefined)) {
-    throw new DomainTableError(`${where} must name either a bucket (with its key shape) or a verb, not ${domain.verb === undefined ? 'neither' : 'both'}`)
+    throw tableError(`${where} must name either a bucket (with its key shape) or a verb, not ${domain.verb === undefined ? 'neither' : 'both'}`)
   }
   if (domain.bucket !== undefined && domain.key === undefined) {
-    throw new DomainTableError(`${where} names bucket ${domain.bucket} without its key shape; add "key"`)
+    throw tableError(`${where} names bucket ${domain.bucket} without its key shape; add "key"`)
   }
   if (domain.verb !== undefined && (domain.key !== undefined || domain.collection !== undefined)) {
-    throw new DomainTableError(`${where} is answered by verb ${domain.verb}, so "key" and "collection" do not apply; remove them`)
+    throw tableError(`${where} is answered by verb ${domain.verb}, so "key" and "collection" do not apply; remove them`)
   }
   // SPEC §3: a bucket is read by many; a secret is handed out by its owner's verb, one asker at a time.
   if (domain.bucket !== undefined && domain.kinds.includes('secret')) {
-    throw new DomainTableError(`${where} puts kind "secret" in bucket ${domain.bucket}, but a secret is never in a bucket; answer it by a verb, like mesh-vault.secret`)
+    throw tableError(`${where} puts kind "secret" in bucket ${domain.bucket}, but a secret is never in a bucket; answer it by a verb, like mesh-vault.secret`)
   }
 }
 
@@ -68,7 +65,7 @@ export function compileRegistry (table: DomainTable): Map<string, CompiledKind> 
     for (const kind of domain.kinds) {
       const earlier = owner.get(kind)
       if (earlier !== undefined) {
-        throw new DomainTableError(`kind "${kind}" is answered by two domains, ${describe(table[earlier] as Domain, earlier)} and ${describe(domain, index)}; keep it in one`)
+        throw tableError(`kind "${kind}" is answered by two domains, ${describe(table[earlier] as Domain, earlier)} and ${describe(domain, index)}; keep it in one`)
       }
       owner.set(kind, index)
       const value = answerOf(domain, kind)
@@ -86,12 +83,12 @@ export function parseDomainTable (text: string, source: string): DomainTable {
   try {
     data = JSON.parse(text)
   } catch (err) {
-    throw new DomainTableError(`${source} is not JSON (${(err as Error).message}); it takes an array of domains like [{"kinds":["secret"],"module":"mesh-vault","verb":"mesh-vault.secret"}]`)
+    throw tableError(`${source} is not JSON (${(err as Error).message}); it takes an array of domains like [{"kinds":["secret"],"module":"mesh-vault","verb":"mesh-vault.secret"}]`)
   }
   if (!checkTable.Check(data)) {
     const [, errors] = checkTable.Errors(data)
     const first = errors[0]
-    throw new DomainTableError(`${source} at ${first?.instancePath || '/'}: ${first?.message ?? 'does not fit'}; each domain takes kinds (tokens), module, and bucket+key[+collection] or verb, optional note`)
+    throw tableError(`${source} at ${first?.instancePath || '/'}: ${first?.message ?? 'does not fit'}; each domain takes kinds (tokens), module, and bucket+key[+collection] or verb, optional note`)
   }
   compileRegistry(data)
   return data

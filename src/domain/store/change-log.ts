@@ -2,24 +2,26 @@
 // changes after R, not the size of the bucket. Records a later change to the same key supersedes
 // are skipped when read and dropped when the log is compacted.
 
+import { inPage, PAGE, PagedColumn } from './paged-column.js'
 import { partitionPoint } from './partition.js'
 
 /** The revision of a key's latest change (put or deletion), or undefined when the key is unknown. */
 export type CurrentRevision = (key: number) => number | undefined
 
 /**
- * Records in pages that stay put, 8 bytes a record (a key's number, its revision), not JS arrays
- * of 8-byte values grown by copies: at 300k keys the log holds a record a key. A page holds its
+ * Records in paged columns, 8 bytes a record (a key's number, its revision), not JS arrays of
+ * 8-byte values grown by copies: at 300k keys the log holds a record a key. A page holds its
  * revisions in 32 bits until one needs more (a stream past 4 billion messages), then in 64.
  */
-const PAGE_BITS = 13
-const PAGE = 1 << PAGE_BITS
 const MAX_UINT32 = 0xffff_ffff
+
+const keyColumn = (): PagedColumn<Int32Array> => new PagedColumn(() => new Int32Array(PAGE))
+const revisionColumn = (): PagedColumn<Uint32Array | Float64Array> => new PagedColumn<Uint32Array | Float64Array>(() => new Uint32Array(PAGE))
 
 /** Keys are named by number (the contents number every key they have seen). */
 export class ChangeLog {
-  private keys: Int32Array[] = []
-  private revisions: Array<Uint32Array | Float64Array> = []
+  private keys = keyColumn()
+  private revisions = revisionColumn()
   private length = 0
 
   /** `slack`: records past twice the live ones that the log may hold before it is compacted. */
@@ -32,22 +34,20 @@ export class ChangeLog {
   /** Notes a change; revisions arrive in increasing order, as a watch delivers them. */
   record (key: number, revision: number): void {
     const i = this.length++
-    if ((i & (PAGE - 1)) === 0) {
-      this.keys.push(new Int32Array(PAGE))
-      this.revisions.push(new Uint32Array(PAGE))
-    }
-    ;(this.keys[i >>> PAGE_BITS] as Int32Array)[i & (PAGE - 1)] = key
-    let page = this.revisions[i >>> PAGE_BITS] as Uint32Array | Float64Array
-    if (revision > MAX_UINT32 && page instanceof Uint32Array) this.revisions[i >>> PAGE_BITS] = page = Float64Array.from(page)
-    page[i & (PAGE - 1)] = revision
+    this.keys.grow(i)
+    this.revisions.grow(i)
+    this.keys.pageOf(i)[inPage(i)] = key
+    let page = this.revisions.pageOf(i)
+    if (revision > MAX_UINT32 && page instanceof Uint32Array) this.revisions.replace(i, page = Float64Array.from(page))
+    page[inPage(i)] = revision
   }
 
   private keyAt (i: number): number {
-    return (this.keys[i >>> PAGE_BITS] as Int32Array)[i & (PAGE - 1)] as number
+    return this.keys.pageOf(i)[inPage(i)] as number
   }
 
   private revisionAt (i: number): number {
-    return (this.revisions[i >>> PAGE_BITS] as Uint32Array | Float64Array)[i & (PAGE - 1)] as number
+    return this.revisions.pageOf(i)[inPage(i)] as number
   }
 
   /** The position of the first record after `revision`. */
@@ -70,12 +70,12 @@ export class ChangeLog {
     const keys = this.keys
     const revisions = this.revisions
     const length = this.length
-    this.keys = []
-    this.revisions = []
+    this.keys = keyColumn()
+    this.revisions = revisionColumn()
     this.length = 0
     for (let i = 0; i < length; i++) {
-      const key = (keys[i >>> PAGE_BITS] as Int32Array)[i & (PAGE - 1)] as number
-      const rev = (revisions[i >>> PAGE_BITS] as Uint32Array | Float64Array)[i & (PAGE - 1)] as number
+      const key = keys.pageOf(i)[inPage(i)] as number
+      const rev = revisions.pageOf(i)[inPage(i)] as number
       if (current(key) === rev) this.record(key, rev)
     }
   }

@@ -7,6 +7,7 @@
 import { isUtf8 } from 'node:buffer'
 import { fieldsOf, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { KeyTable } from './key-table.js'
+import { inPage, PAGE, PagedColumn } from './paged-column.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */
 const enum Known { unread = 0, json = 1, notJson = 2, notUtf8 = 3, deleted = 4 }
@@ -73,12 +74,9 @@ export class StoredEntry {
 /** Serialized entries kept for the answers that take the same entries again (an event stream per reader). */
 const RECENT_MAX = 4096
 /**
- * Slots a page of the columns holds, and the bytes of a slab of values. Columns and values grow by
- * pages and slabs that stay put, not by copies into arrays twice the size: at 300k keys the
- * doublings' freed arrays stayed in the process (~38 B an entry of RSS that no heap counted).
+ * The bytes of a slab of values. Values grow by slabs that stay put, as the columns by pages
+ * (paged-column.ts), not by copies into arrays twice the size.
  */
-const PAGE_BITS = 13
-const PAGE = 1 << PAGE_BITS
 const SLAB_BITS = 18
 const SLAB = 1 << SLAB_BITS
 /** Slabs one generation may hold: a value's place packs its slab and its start into 32 bits (4 GB of values). */
@@ -97,12 +95,12 @@ export class Entries {
   readonly keys = new KeyTable()
   private live = 0
   /** Per slot: revision and write time (ms), two numbers a slot. */
-  private readonly times: Float64Array[] = []
+  private readonly times = new PagedColumn(() => new Float64Array(2 * PAGE))
   /** Per slot: the ns within its write time's ms, which the modules' states compare (4 bytes a slot). */
-  private readonly nanos: Uint32Array[] = []
+  private readonly nanos = new PagedColumn(() => new Uint32Array(PAGE))
   /** Per slot: where its value is (slab × SLAB + start: a slab of its own starts at 0) and its length, two numbers a slot. */
-  private readonly places: Uint32Array[] = []
-  private readonly known: Uint8Array[] = []
+  private readonly places = new PagedColumn(() => new Uint32Array(2 * PAGE))
+  private readonly known = new PagedColumn(() => new Uint8Array(PAGE))
   /** Every value's bytes, one after the other in slabs; an update's old bytes stay until the next compaction. */
   private slabs: Buffer[] = []
   /** The slab that takes the next value, and where in it. */
@@ -144,7 +142,7 @@ export class Entries {
 
   /** Whether the key of `slot` is held (not deleted since it was put). */
   holds (slot: number): boolean {
-    return (this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] !== Known.deleted
+    return this.known.pageOf(slot)[inPage(slot)] !== Known.deleted
   }
 
   private liveSlot (key: string): number | undefined {
@@ -174,11 +172,11 @@ export class Entries {
   }
 
   private write (slot: number, revision: number, value: Uint8Array, updated: number, nanos: number): void {
-    const times = this.times[slot >>> PAGE_BITS] as Float64Array
-    const at = slot & (PAGE - 1)
+    const times = this.times.pageOf(slot)
+    const at = inPage(slot)
     times[2 * at] = revision
     times[2 * at + 1] = updated
-    ;(this.nanos[slot >>> PAGE_BITS] as Uint32Array)[at] = nanos
+    this.nanos.pageOf(slot)[at] = nanos
     this.place(slot, value)
     this.liveBytes += value.length
     if (this.heldBytes > 2 * this.liveBytes + 2 * SLAB) this.compact()
@@ -186,9 +184,9 @@ export class Entries {
 
   /** Copies a value into the slabs and notes where it is. */
   private place (slot: number, value: Uint8Array): void {
-    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    const at = 2 * (slot & (PAGE - 1))
-    ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = Known.unread
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
+    this.known.pageOf(slot)[inPage(slot)] = Known.unread
     places[at + 1] = value.length
     if (value.length === 0) return
     let slab = this.slab
@@ -230,39 +228,39 @@ export class Entries {
   delete (slot: number): void {
     this.live--
     this.liveBytes -= this.lengthAt(slot)
-    ;(this.places[slot >>> PAGE_BITS] as Uint32Array)[2 * (slot & (PAGE - 1)) + 1] = 0
-    ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = Known.deleted
+    this.places.pageOf(slot)[2 * inPage(slot) + 1] = 0
+    this.known.pageOf(slot)[inPage(slot)] = Known.deleted
     this.recent.delete(slot)
   }
 
   revisionAt (slot: number): number {
-    return (this.times[slot >>> PAGE_BITS] as Float64Array)[2 * (slot & (PAGE - 1))] as number
+    return this.times.pageOf(slot)[2 * inPage(slot)] as number
   }
 
   updatedAt (slot: number): number {
-    return (this.times[slot >>> PAGE_BITS] as Float64Array)[2 * (slot & (PAGE - 1)) + 1] as number
+    return this.times.pageOf(slot)[2 * inPage(slot) + 1] as number
   }
 
   /** The ns within the ms of `updatedAt`. */
   nanosAt (slot: number): number {
-    return (this.nanos[slot >>> PAGE_BITS] as Uint32Array)[slot & (PAGE - 1)] as number
+    return this.nanos.pageOf(slot)[inPage(slot)] as number
   }
 
   private lengthAt (slot: number): number {
-    return (this.places[slot >>> PAGE_BITS] as Uint32Array)[2 * (slot & (PAGE - 1)) + 1] as number
+    return this.places.pageOf(slot)[2 * inPage(slot) + 1] as number
   }
 
   private valueAt (slot: number): Buffer {
-    return Entries.bytesAt(this.slabs, this.places[slot >>> PAGE_BITS] as Uint32Array, 2 * (slot & (PAGE - 1)))
+    return Entries.bytesAt(this.slabs, this.places.pageOf(slot), 2 * inPage(slot))
   }
 
   /** The answer JSON of the entry in `slot`. */
   jsonAt (slot: number, key: string): string {
     const kept = this.recent.get(slot)
     if (kept !== undefined) return kept
-    const known = this.known[slot >>> PAGE_BITS] as Uint8Array
-    const value = valueJson(this.valueAt(slot), known[slot & (PAGE - 1)] as Known)
-    known[slot & (PAGE - 1)] = value.known
+    const known = this.known.pageOf(slot)
+    const value = valueJson(this.valueAt(slot), known[inPage(slot)] as Known)
+    known[inPage(slot)] = value.known
     const json = `${entryHead(this.what, key, fieldsOf(this.what, key))},${value.json},"revision":${this.revisionAt(slot)},"updated":"${new Date(this.updatedAt(slot)).toISOString()}"}`
     this.recent.set(slot, json)
     if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value as number)
@@ -271,12 +269,10 @@ export class Entries {
 
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */
   private grow (slot: number): void {
-    if ((slot & (PAGE - 1)) === 0) {
-      this.times.push(new Float64Array(2 * PAGE))
-      this.nanos.push(new Uint32Array(PAGE))
-      this.places.push(new Uint32Array(2 * PAGE))
-      this.known.push(new Uint8Array(PAGE))
-    }
+    this.times.grow(slot)
+    this.nanos.grow(slot)
+    this.places.grow(slot)
+    this.known.grow(slot)
   }
 
   /**
@@ -290,11 +286,11 @@ export class Entries {
     this.end = SLAB
     this.heldBytes = 0
     for (let slot = 0; slot < this.keys.size; slot++) {
-      const value = Entries.bytesAt(old, this.places[slot >>> PAGE_BITS] as Uint32Array, 2 * (slot & (PAGE - 1)))
+      const value = Entries.bytesAt(old, this.places.pageOf(slot), 2 * inPage(slot))
       if (value.length === 0) continue
-      const known = (this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] as Known
+      const known = this.known.pageOf(slot)[inPage(slot)] as Known
       this.place(slot, value)
-      ;(this.known[slot >>> PAGE_BITS] as Uint8Array)[slot & (PAGE - 1)] = known
+      this.known.pageOf(slot)[inPage(slot)] = known
     }
   }
 }

@@ -3,11 +3,11 @@
 // and its `Map` entry were ~100 bytes; here a key costs its bytes, 8 bytes of place and its share of
 // an open-addressing table of slots (~50 bytes in all).
 
+import { inPage, PAGE, PagedColumn } from './paged-column.js'
+
 /** Keys' bytes come in slabs that stay put; a key never spans two. */
 const SLAB_BITS = 16
 const SLAB = 1 << SLAB_BITS
-const PAGE_BITS = 13
-const PAGE = 1 << PAGE_BITS
 const EMPTY = -1
 /** The table grows past this share of its cells in use: linear probing stays short below it. */
 const MAX_LOAD = 0.7
@@ -22,8 +22,8 @@ function hashOf (key: string): number {
 export class KeyTable {
   private readonly slabs: Buffer[] = []
   private end = SLAB
-  /** Per slot: where its key starts (slab × SLAB + offset) and its length, two numbers a slot, in pages. */
-  private readonly places: Uint32Array[] = []
+  /** Per slot: where its key starts (slab × SLAB + offset) and its length, two numbers a slot. */
+  private readonly places = new PagedColumn(() => new Uint32Array(2 * PAGE))
   private count = 0
   /** Cells of slots (EMPTY when free), at the key's hash and the cells after it. */
   private cells = new Int32Array(1024).fill(EMPTY)
@@ -52,9 +52,9 @@ export class KeyTable {
       this.end = 0
     }
     const slot = this.count++
-    if ((slot & (PAGE - 1)) === 0) this.places.push(new Uint32Array(2 * PAGE))
-    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    const at = 2 * (slot & (PAGE - 1))
+    this.places.grow(slot)
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
     places[at] = (this.slabs.length - 1) * SLAB + this.end
     places[at + 1] = key.length
     this.end += (this.slabs[this.slabs.length - 1] as Buffer).write(key, this.end, 'latin1')
@@ -63,17 +63,19 @@ export class KeyTable {
   }
 
   readonly keyAt = (slot: number): string => {
-    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    const start = places[2 * (slot & (PAGE - 1))] as number
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
+    const start = places[at] as number
     const offset = start & (SLAB - 1)
-    return (this.slabs[start >>> SLAB_BITS] as Buffer).toString('latin1', offset, offset + (places[2 * (slot & (PAGE - 1)) + 1] as number))
+    return (this.slabs[start >>> SLAB_BITS] as Buffer).toString('latin1', offset, offset + (places[at + 1] as number))
   }
 
   /** The sign of the key in `slot` against `key` in code-unit order, without making its string. */
   readonly compareAt = (slot: number, key: string): number => {
-    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    const start = places[2 * (slot & (PAGE - 1))] as number
-    const length = places[2 * (slot & (PAGE - 1)) + 1] as number
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
+    const start = places[at] as number
+    const length = places[at + 1] as number
     const slab = this.slabs[start >>> SLAB_BITS] as Buffer
     const offset = start & (SLAB - 1)
     const n = Math.min(length, key.length)
@@ -94,9 +96,10 @@ export class KeyTable {
     const tagged: string[] = []
     for (let slot = 0; slot < this.count; slot++) {
       if (!wanted(slot)) continue
-      const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-      const start = places[2 * (slot & (PAGE - 1))] as number
-      const length = places[2 * (slot & (PAGE - 1)) + 1] as number
+      const places = this.places.pageOf(slot)
+      const at = 2 * inPage(slot)
+      const start = places[at] as number
+      const length = places[at + 1] as number
       const offset = start & (SLAB - 1)
       ;(this.slabs[start >>> SLAB_BITS] as Buffer).copy(scratch, 0, offset, offset + length)
       scratch[length] = 0
@@ -114,8 +117,7 @@ export class KeyTable {
   }
 
   private equals (slot: number, key: string): boolean {
-    const places = this.places[slot >>> PAGE_BITS] as Uint32Array
-    return places[2 * (slot & (PAGE - 1)) + 1] === key.length && this.compareAt(slot, key) === 0
+    return this.places.pageOf(slot)[2 * inPage(slot) + 1] === key.length && this.compareAt(slot, key) === 0
   }
 
   private place (slot: number, hash: number): void {
