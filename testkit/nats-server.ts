@@ -172,7 +172,7 @@ export class NatsServer {
       if (this.proc === undefined) throw new Error(`nats-server exited at start:\n${this.log}`)
       const name = (await readdir(this.dir)).find((f) => f.endsWith(`_${pid}.ports`))
       // The file may be seen before its text is written: read it again until it parses.
-      const ports = name === undefined ? undefined : await readFile(join(this.dir, name), 'utf8').then((t) => JSON.parse(t) as Ports, () => undefined)
+      const ports = name === undefined ? undefined : await readFile(join(this.dir, name), 'utf8').then((t) => JSON.parse(t) as Ports).catch(() => undefined)
       if (ports?.nats !== undefined && /Server is ready/.test(this.log)) return ports
       if (Date.now() > deadline) throw new Error(`nats-server did not become ready in 10 s:\n${this.log}`)
       await new Promise((resolve) => setTimeout(resolve, 25))
