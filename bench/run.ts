@@ -165,7 +165,7 @@ async function main (): Promise<void> {
   const cleanup: Array<() => Promise<void>> = []
   try {
     log('compiling the child processes')
-    await compileChildren(log)
+    await compileChildren()
     const small = await NatsServer.start()
     cleanup.push(() => small.dispose())
     const large = await NatsServer.start()
