@@ -12,7 +12,6 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
-import { lastWritesOf } from './domain/answers/last-writes.js'
 import { StartError } from './domain/start-error.js'
 import { buildApp } from './http/app.js'
 import { connectionBound } from './http/holds.js'
@@ -109,7 +108,8 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       ready: () => readiness({ views, writer, verb: () => verb() }).ready,
       verbServing: () => verb() === 'serving',
       maxStreams: config.http.maxStreams,
-      ...(config.metrics.nodeLastWrite ? { lastWrites: lastWritesOf(() => views) } : {})
+      // Read from the views' per-node tallies at each scrape: one lookup a node.
+      ...(config.metrics.nodeLastWrite ? { lastWrites: () => provisioning.overviews.lastWrites() } : {})
     })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the
