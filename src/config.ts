@@ -10,6 +10,7 @@ import { parseDomainTable } from './domain/registry/registry.js'
 import { StartError, type StartErrorCode } from './domain/start-error.js'
 import { loadTls, type TlsFiles } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
+import { defined } from './domain/defined.js'
 
 export interface Config {
   nats: {
@@ -214,7 +215,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
 
   const tls = caFile === undefined && certFile === undefined
     ? undefined
-    : { ...(caFile === undefined ? {} : { caFile }), ...(certFile === undefined ? {} : { certFile, keyFile: keyFile as string }) }
+    : defined({ caFile, certFile, keyFile: certFile === undefined ? undefined : keyFile as string })
 
   const corsOrigins = (text(env, 'CORS_ORIGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
   for (const o of corsOrigins) {
@@ -226,10 +227,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
   const config: Config = {
     nats: {
       servers: servers(text(env, 'NATS_URL') ?? 'nats://127.0.0.1:4222'),
-      ...(creds === undefined ? {} : { creds }),
-      ...(user === undefined ? {} : { user, pass: pass as string }),
-      ...(token === undefined ? {} : { token }),
-      ...(tls === undefined ? {} : { tls })
+      ...defined({ creds, user, pass: user === undefined ? undefined : pass as string, token, tls })
     },
     http: {
       host,
@@ -238,13 +236,13 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       maxStreams: maxStreams(text(env, 'HTTP_MAX_STREAMS') ?? '1000'),
       maxWaits: maxWaits(text(env, 'HTTP_MAX_WAITS') ?? '1000'),
       ...access(env, host, readText),
-      ...(tlsFiles === undefined ? {} : { tls: tlsFiles })
+      ...defined({ tls: tlsFiles })
     },
     subject,
     registry: {
       intervalMs: interval(text(env, 'REGISTRY_INTERVAL') ?? '1h'),
       domains,
-      ...(domainsFile === undefined ? {} : { domainsFile }),
+      ...defined({ domainsFile }),
       createBucket: flag('REGISTRY_CREATE_BUCKET', text(env, 'REGISTRY_CREATE_BUCKET'), true),
       replicas: Number(replicas)
     },

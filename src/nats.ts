@@ -8,6 +8,7 @@ import type { Config } from './config.js'
 import type { Logger } from './domain/logger.js'
 import { purgeDefect } from './domain/follow/server-defects.js'
 import { StartError } from './domain/start-error.js'
+import { defined } from './domain/defined.js'
 
 /** The prefix of every reply subject the service subscribes to. */
 export const INBOX_PREFIX = '_INBOX_mesh-provisioner'
@@ -48,10 +49,13 @@ export function connectionOptions (nats: Config['nats']): ConnectionOptions {
     // Its own inbox prefix, so that its NATS user may subscribe to its replies only, not every
     // reply in the account (deploy/accounts.conf grants `_INBOX_mesh-provisioner.>`).
     inboxPrefix: INBOX_PREFIX,
-    ...(nats.creds === undefined ? {} : { authenticator: credsAuthenticator(readFileSync(nats.creds)) }),
-    ...(nats.user === undefined ? {} : { user: nats.user, pass: nats.pass as string }),
-    ...(nats.token === undefined ? {} : { token: nats.token }),
-    ...(nats.tls === undefined ? {} : { tls: { ...nats.tls } })
+    ...defined({
+      authenticator: nats.creds === undefined ? undefined : credsAuthenticator(readFileSync(nats.creds)),
+      user: nats.user,
+      pass: nats.user === undefined ? undefined : nats.pass as string,
+      token: nats.token,
+      tls: nats.tls === undefined ? undefined : { ...nats.tls }
+    })
   }
 }
 

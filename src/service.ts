@@ -22,6 +22,7 @@ import { parseTokens, type Token } from './http/tokens.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { connectNats, INBOX_PREFIX } from './nats.js'
 import type { FastifyInstance } from 'fastify'
+import { defined } from './domain/defined.js'
 
 export interface Running {
   nc: NatsConnection
@@ -117,7 +118,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, allow_direct: true, replicas: config.registry.replicas, history: 1 }),
       compiled: compileRegistry(config.registry.domains),
       intervalMs: config.registry.intervalMs,
-      ...(registryRetryMs === undefined ? {} : { retryMs: registryRetryMs }),
+      ...defined({ retryMs: registryRetryMs }),
       log,
       onRun: (run) => metrics.registryRun(run)
     })
@@ -131,8 +132,7 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       log,
       inboxPrefix: INBOX_PREFIX,
       registryAfter: firstRun,
-      ...(viewRetryMs === undefined ? {} : { retryMs: viewRetryMs }),
-      ...(viewCheckMs === undefined ? {} : { checkMs: viewCheckMs })
+      ...defined({ retryMs: viewRetryMs, checkMs: viewCheckMs })
     })
     opened.push(async () => await views.stop())
     const provisioning = createProvisioning(views)
@@ -159,11 +159,9 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       maxConnections: bound.maxConnections,
       events: {
         maxStreams: bound.maxStreams,
-        ...(eventHeartbeatMs === undefined ? {} : { heartbeatMs: eventHeartbeatMs }),
-        ...(eventStallMs === undefined ? {} : { stallMs: eventStallMs })
+        ...defined({ heartbeatMs: eventHeartbeatMs, stallMs: eventStallMs })
       },
-      ...(config.http.tokensFile === undefined ? {} : { tokens: () => tokens }),
-      ...(tlsFiles === undefined ? {} : { https: loadTls(tlsFiles, readText) })
+      ...defined({ tokens: config.http.tokensFile === undefined ? undefined : () => tokens, https: tlsFiles === undefined ? undefined : loadTls(tlsFiles, readText) })
     })
     opened.push(async () => await app.close())
     const url = await listen(app, config.http)

@@ -13,7 +13,7 @@ import { connect as tlsConnect } from 'node:tls'
 import { createHash, X509Certificate } from 'node:crypto'
 import { Agent } from 'undici'
 import { request } from './support/http.js'
-import { beforeAll, expect, it, test, vi } from 'vitest'
+import { beforeAll, expect, test, vi } from 'vitest'
 import { findToken, newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -65,7 +65,7 @@ test.each([
   expect(out()).not.toContain('hunter2')
 })
 
-it('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopping, and logs no secret at trace level', async () => {
+test('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopping, and logs no secret at trace level', async () => {
   const first = makeCertificate('first')
   const second = makeCertificate('second')
   const certFile = join(dir, 'gateway.crt')

@@ -9,7 +9,7 @@ import Fastify from 'fastify'
 import type { NatsConnection } from 'nats'
 import { Type } from 'typebox'
 import { checkInjected, request } from './support/http.js'
-import { afterAll, beforeAll, describe, expect, it, test, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { ErrorBody } from '../src/domain/wire/schemas.js'
 import { registerAccess } from '../src/http/access.js'
 import { newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
@@ -82,19 +82,19 @@ describe('no token, or one the gateway does not know: 401', () => {
     expect(got.body).toBe(error('UNAUTHORIZED', message))
   })
 
-  it('takes no access_token in the query of a route other than the events', async () => {
+  test('takes no access_token in the query of a route other than the events', async () => {
     const got = await get(`/v1/needs?access_token=${made.console.token}`)
     expect(got.status).toBe(401)
     expect(got.body).toBe(error('UNAUTHORIZED', MISSING))
   })
 
-  it('comes before the input is judged, so that it says nothing of the parameters', async () => {
+  test('comes before the input is judged, so that it says nothing of the parameters', async () => {
     expect((await get('/v1/needs?colour=red')).status).toBe(401)
   })
 })
 
 describe('a token reads what its nodes allow', () => {
-  it('reads every route with nodes "*"', async () => {
+  test('reads every route with nodes "*"', async () => {
     for (const path of PROTECTED.filter((p) => p !== '/metrics')) expect((await get(path, bearer('console'))).status).toBe(200)
   })
 
@@ -141,11 +141,11 @@ describe('a token reads what its nodes allow', () => {
     expect((await get(path, bearer('pair'))).status).toBe(200)
   })
 
-  it('reads another of its nodes', async () => {
+  test('reads another of its nodes', async () => {
     expect((await get('/v1/needs?node=g14', bearer('pair'))).status).toBe(200)
   })
 
-  it('/metrics is the scraper\'s, and counts refusals by reason, never by token', async () => {
+  test('/metrics is the scraper\'s, and counts refusals by reason, never by token', async () => {
     const before = await get('/metrics', bearer('scraper'))
     expect(before.status).toBe(200)
     const count = (text: string, reason: RefusalReason): number => Number(new RegExp(`^mesh_provisioner_http_refused_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
@@ -195,7 +195,7 @@ describe('a token of some nodes that names none reads its own, as if it had name
     expect((await get(path, bearer('pair'))).body).toBe(own.body)
   })
 
-  it('never shows another node: not its out-of-shape keys (one with no node of the token\'s as its first token included), deletions, counts or changes', async () => {
+  test('never shows another node: not its out-of-shape keys (one with no node of the token\'s as its first token included), deletions, counts or changes', async () => {
     const kv = await nc.jetstream().views.kv('mesh-provisioner_needs')
     const { cursor } = JSON.parse((await get('/v1/needs', bearer('ace'))).body) as { cursor: string }
     const writes = [
@@ -228,7 +228,7 @@ describe('a token of some nodes that names none reads its own, as if it had name
     await kv.delete('ace')
   })
 
-  it('follows its own nodes on an event stream without node, as the stream naming them does', async () => {
+  test('follows its own nodes on an event stream without node, as the stream naming them does', async () => {
     const kv = await nc.jetstream().views.kv('mesh-provisioner_applied')
     const own = await openStream(`${running.url}/v1/applied/events?access_token=${made.pair.token}`)
     const named = await openStream(`${running.url}/v1/applied/events?node=ace&node=g14&access_token=${made.console.token}`)
@@ -263,7 +263,7 @@ describe('GET /v1/token/self', () => {
     expect(got.body).not.toContain(made[who].entry.sha256)
   })
 
-  it('is 401 without a token or with one the gateway does not know', async () => {
+  test('is 401 without a token or with one the gateway does not know', async () => {
     expect([(await get('/v1/token/self')).status, (await get('/v1/token/self', bearer('nope'))).status]).toEqual([401, 401])
   })
 })
@@ -274,7 +274,7 @@ describe('open to everyone', () => {
     expect(got.status).toBe(200)
   })
 
-  it('a CORS preflight, and the refusal carries the CORS headers the console needs to read it', async () => {
+  test('a CORS preflight, and the refusal carries the CORS headers the console needs to read it', async () => {
     const preflight = await get('/v1/needs?node=ace', { origin: CONSOLE_ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }, 'OPTIONS')
     expect(preflight.status).toBe(204)
     expect(preflight.headers['access-control-allow-origin']).toBe(CONSOLE_ORIGIN)
@@ -301,7 +301,7 @@ test.each([
 })
 
 describe('the tokens read again', () => {
-  it('a new file replaces the tokens; a malformed one leaves them as they were', async () => {
+  test('a new file replaces the tokens; a malformed one leaves them as they were', async () => {
     const fresh = newToken('fresh', ['g14'], false)
     await writeFile(file, tokensFile([made.console.entry, fresh.entry]))
     running.reload()
@@ -318,7 +318,7 @@ describe('the tokens read again', () => {
     expect((await get('/v1/needs?node=ace', bearer('ace'))).status).toBe(200)
   })
 
-  it('ends the event streams whose token is taken away or no longer reads what they follow, and no other', async () => {
+  test('ends the event streams whose token is taken away or no longer reads what they follow, and no other', async () => {
     const follow = async (query: string, who: keyof typeof made): Promise<SseStream> => {
       const stream = await openStream(`${running.url}/v1/needs/events?${query}&access_token=${made[who].token}`)
       expect(stream.status).toBe(200)
@@ -379,7 +379,7 @@ describe('routes added later are checked too (the events and one-entry routes)',
     if (body !== undefined) expect(got.json()).toEqual(body)
   })
 
-  it('the events route names access_token in its refusal', async () => {
+  test('the events route names access_token in its refusal', async () => {
     expect((await checkInjected('GET', '/v1/needs/events', await app.inject({ url: '/v1/needs/events' }))).json()).toEqual({ error: { code: 'UNAUTHORIZED', message: `${MISSING} or access_token=<token> in the query` } })
   })
 })

@@ -7,7 +7,7 @@ import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import { JSONCodec } from 'nats'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { Answers } from '../src/domain/wire/schemas.js'
 import { WHATS } from '../src/domain/wire/key-shapes.js'
 import { asyncApiText } from '../src/http/asyncapi-document.js'
@@ -41,16 +41,16 @@ function fits (validate: ValidateFunction, value: unknown, what: string): void {
 }
 
 describe('the AsyncAPI document', () => {
-  it('is committed as the code generates it (run `npm run openapi` after changing a schema)', async () => {
+  test('is committed as the code generates it (run `npm run openapi` after changing a schema)', async () => {
     expect(await readFile(new URL('../asyncapi/asyncapi.json', import.meta.url), 'utf8')).toBe(generated)
   })
 
-  it('is read by @asyncapi/parser without any diagnostic', () => {
+  test('is read by @asyncapi/parser without any diagnostic', () => {
     expect(parsed.diagnostics.map((d) => `${d.severity} ${d.code}: ${d.message} at ${d.path.join('.')}`)).toEqual([])
     expect(doc.version()).toBe('3.1.0')
   })
 
-  it('describes every question of the schemas on the verb, discovery, and every stream\'s event types', () => {
+  test('describes every question of the schemas on the verb, discovery, and every stream\'s event types', () => {
     const ops = doc.operations()
     for (const what of Object.keys(Answers)) {
       const op = ops.get(`answer${what[0]?.toUpperCase()}${what.slice(1)}`)
@@ -76,14 +76,14 @@ describe('against a running service', () => {
   let seeded: Seeded
   beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
 
-  it('serves the document at /asyncapi.json, of the version it runs', async () => {
+  test('serves the document at /asyncapi.json, of the version it runs', async () => {
     const res = await fetch(`${seeded.running.url}/asyncapi.json`)
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
     const { version } = await (await fetch(`${seeded.running.url}/healthz`)).json() as { version: string }
     expect(await res.text()).toBe(asyncApiText(version))
   })
 
-  it.each([
+  test.each([
     ['registry', { what: 'registry' }],
     ['needs', { what: 'needs', node: 'ace', limit: 3 }],
     ['applied', { what: 'applied' }],
@@ -96,20 +96,20 @@ describe('against a running service', () => {
     fits(schemaOf(op, `${what}Answer`, 'payload', true), reply.body, 'answer')
   })
 
-  it('a refusal fits its message, headers and body', async () => {
+  test('a refusal fits its message, headers and body', async () => {
     const msg = await seeded.nc.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'needs', colour: 'red' }), { timeout: 5000 })
     const headers = Object.fromEntries(['Nats-Service-Error', 'Nats-Service-Error-Code'].map((h) => [h, msg.headers?.get(h)]))
     fits(schemaOf('answerNeeds', 'refusal', 'headers', true), headers, 'headers')
     fits(schemaOf('answerNeeds', 'refusal', 'payload', true), JSON.parse(msg.string()), 'body')
   })
 
-  it.each(['PING', 'INFO', 'STATS'])('$SRV.%s answers fit their message', async (verb) => {
+  test.each(['PING', 'INFO', 'STATS'])('$SRV.%s answers fit their message', async (verb) => {
     const op = `discover${verb[0]}${verb.slice(1).toLowerCase()}`
     const msg = await seeded.nc.request(`$SRV.${verb}.mesh-provisioner`, '', { timeout: 5000 })
     fits(schemaOf(op, `${verb.toLowerCase()}Answer`, 'payload', true), JSONCodec().decode(msg.data), verb)
   })
 
-  it('a stream\'s events fit their messages: the snapshot, a delete, and a reset', async () => {
+  test('a stream\'s events fit their messages: the snapshot, a delete, and a reset', async () => {
     const url = `${seeded.running.url}/v1/needs/events?node=ace`
     const stream = await openStream(url)
     const synced = await untilEvent(stream, isSynced)
@@ -131,7 +131,7 @@ describe('against a running service', () => {
     expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
   })
 
-  it('a stream\'s stale and live events fit their messages: NATS away and back', async () => {
+  test('a stream\'s stale and live events fit their messages: NATS away and back', async () => {
     const stream = await openStream(`${seeded.running.url}/v1/applied/events?node=ace`)
     const synced = await untilEvent(stream, isSynced)
     await killAndRestart(seeded.server, { reconnecting: [seeded.running.nc], whileDown: async () => { await untilEvent(stream, (e) => e.event === 'stale', synced) } })

@@ -4,12 +4,12 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, test } from 'vitest'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 describe('npm run bench', () => {
-  it('prints every row of the table in a tiny run', async () => {
+  test('prints every row of the table in a tiny run', async () => {
     // Load runs of a fraction of a second (HTTP's autocannon still takes its whole second): the
     // smoke proves every row is measured, not what the figures are.
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--small', '--keys', '500,1500', '--huge', '6000', '--seconds', '0.3', '--rounds', '1'], { cwd: root, timeout: 110_000 })

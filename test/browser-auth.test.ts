@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -29,7 +29,7 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', (
     browser = await launchChromium(fx)
   }, 60_000)
 
-  it('answers 401 before Authorize and 200 after, with no content security policy violation', async () => {
+  test('answers 401 before Authorize and 200 after, with no content security policy violation', async () => {
     const page = await browser.newPage()
     const outside = await offline(page, running.url)
     const violations: string[] = []

@@ -2,7 +2,7 @@
 // service alone, and "Try it out" on /v1/needs gets the 200 answer from a seeded NATS.
 
 import type { Browser } from 'playwright-core'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import type { Running } from '../src/service.js'
 import { chromiumPresent, launchChromium, offline, tryNeedsOfAce } from './support/browser.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -19,7 +19,7 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
     browser = await launchChromium(fx)
   }, 60_000)
 
-  it('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {
+  test('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {
     const page = await browser.newPage()
     const outside = await offline(page, running.url)
     const failed: string[] = []

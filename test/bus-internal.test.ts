@@ -2,7 +2,7 @@
 // error body, logged once and counted; the verb goes on answering.
 
 import { pino } from 'pino'
-import { beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
 import { startBus, type Bus } from '../src/bus/service.js'
 import { Answer, type Provisioning } from '../src/domain/answers/provisioning.js'
@@ -35,7 +35,7 @@ beforeAll(async () => {
   fx.defer(async () => await bus.stop())
 })
 
-it('answers 500 with the error body, logs and counts it, and answers the next request', async () => {
+test('answers 500 with the error body, logs and counts it, and answers the next request', async () => {
   const failed = await askVerb(nc, { what: 'registry' })
   expect(failed.code).toBe(500)
   expect(failed.error).toBe('the service failed to answer: view index broken; the fault is logged, ask again or report it')

@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
@@ -59,7 +59,7 @@ describe.skipIf(!chromiumPresent)('a console page on another origin follows the 
     site?.close()
   })
 
-  it('receives the snapshot, synced, then a live change', async () => {
+  test('receives the snapshot, synced, then a live change', async () => {
     const tab = await browser.newPage()
     try {
       await tab.goto(origin, { timeout: 20_000 })

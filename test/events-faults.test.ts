@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from './support/http.js'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { newToken } from '../src/http/tokens.js'
 import type { Running } from '../src/service.js'
@@ -26,7 +26,7 @@ async function openStreams (running: Running): Promise<number> {
 }
 
 describe('the view changes under an open stream', () => {
-  it('says stale while NATS is away and live when it is back, and goes on with the changes', async () => {
+  test('says stale while NATS is away and live when it is back, and goes on with the changes', async () => {
     const fx = fixture()
     const { server, nc, running } = await startSeeded(fx)
     const stream = await openStream(`${running.url}/v1/needs/events?node=ace`)
@@ -41,7 +41,7 @@ describe('the view changes under an open stream', () => {
     expect(data(stream.events[put])).toMatchObject({ key: 'ace.after.config.restart', revision })
   }, 60_000)
 
-  it('sends reset, a fresh snapshot of the new bucket and synced when the bucket is deleted and created again', async () => {
+  test('sends reset, a fresh snapshot of the new bucket and synced when the bucket is deleted and created again', async () => {
     const fx = fixture()
     const { nc, running } = await startSeeded(fx)
     const stream = await openStream(`${running.url}/v1/applied/events?node=ace`)
@@ -59,7 +59,7 @@ describe('the view changes under an open stream', () => {
     expect(data(stream.events[again])).toMatchObject({ total: 1, stale: false })
   }, 60_000)
 
-  it('says stale while the bucket is missing, and sends its snapshot once it appears', async () => {
+  test('says stale while the bucket is missing, and sends its snapshot once it appears', async () => {
     const fx = fixture()
     const server = await fx.server()
     const nc = await fx.admin(server)
@@ -78,7 +78,7 @@ describe('the view changes under an open stream', () => {
 })
 
 describe('resume by id', () => {
-  it('across a service restart: the stop ends the stream at once, and the next instance sends what it missed', async () => {
+  test('across a service restart: the stop ends the stream at once, and the next instance sends what it missed', async () => {
     const fx = fixture()
     const { server, nc } = await startSeeded(fx)
     const first = await fx.service(server)
@@ -104,7 +104,7 @@ describe('resume by id', () => {
     ])
   }, 20_000)
 
-  it('across two instances: a stream on one resumes on the other from its last id', async () => {
+  test('across two instances: a stream on one resumes on the other from its last id', async () => {
     const fx = fixture()
     const { server, nc, running: a } = await startSeeded(fx)
     const b = await fx.service(server)
@@ -128,7 +128,7 @@ describe('resume by id', () => {
 })
 
 describe('bounds', () => {
-  it('disconnects a reader that does not read before its stream holds more than a bounded amount', async () => {
+  test('disconnects a reader that does not read before its stream holds more than a bounded amount', async () => {
     const fx = fixture()
     const server = await fx.server()
     const nc = await fx.admin(server)
@@ -153,7 +153,7 @@ describe('bounds', () => {
     }
   }, 60_000)
 
-  it('holds HTTP_MAX_STREAMS streams at most: 503 with Retry-After beyond', async () => {
+  test('holds HTTP_MAX_STREAMS streams at most: 503 with Retry-After beyond', async () => {
     const fx = fixture()
     const server = await fx.server()
     await seedSampleMesh(await fx.admin(server))
@@ -172,7 +172,7 @@ describe('bounds', () => {
     await expect.poll(async () => (await openStream(url)).status, { timeout: 5000 }).toBe(200)
   }, 30_000)
 
-  it('sends a comment line while nothing happens', async () => {
+  test('sends a comment line while nothing happens', async () => {
     const fx = fixture()
     const server = await fx.server()
     await seedSampleMesh(await fx.admin(server))
@@ -186,7 +186,7 @@ describe('bounds', () => {
 })
 
 describe('bearer tokens', () => {
-  it('refuses a stream without a token (401), takes access_token in the query, and scopes a node token', async () => {
+  test('refuses a stream without a token (401), takes access_token in the query, and scopes a node token', async () => {
     const fx = fixture()
     const server = await fx.server()
     await seedSampleMesh(await fx.admin(server))

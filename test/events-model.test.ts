@@ -7,7 +7,7 @@
 import fc from 'fast-check'
 import type { KV, NatsConnection } from 'nats'
 import { request } from './support/http.js'
-import { beforeAll, expect, it, vi } from 'vitest'
+import { beforeAll, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { suiteFixture, untilReady } from './support/service.js'
@@ -77,7 +77,7 @@ function saidBy (answer: SinceAnswer): Said[] {
   return all.sort((x, y) => x[0] - y[0]).map(([, said]) => said)
 }
 
-it('since (HTTP and verb) and a resumed event stream say exactly what the model says changed after the cursor', async () => {
+test('since (HTTP and verb) and a resumed event stream say exactly what the model says changed after the cursor', async () => {
   await fc.assert(fc.asyncProperty(
     fc.array(op, { maxLength: 10 }),
     fc.array(op, { maxLength: 10 }),

@@ -4,7 +4,7 @@
 
 import type { KV, NatsConnection } from 'nats'
 import { request } from './support/http.js'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -37,7 +37,7 @@ const data = (e: SseEvent | undefined): any => JSON.parse(e?.data ?? 'null')
 const after = (events: SseEvent[], i: number) => events.slice(i + 1)
 
 describe('a stream', () => {
-  it('sends retry, every matching entry and out-of-shape key as the list has them, then synced with its cursor as id', async () => {
+  test('sends retry, every matching entry and out-of-shape key as the list has them, then synced with its cursor as id', async () => {
     const stream = await follow('/v1/needs/events?node=ace', { origin: CONSOLE })
     expect(stream.status).toBe(200)
     expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8')
@@ -57,7 +57,7 @@ describe('a stream', () => {
     expect(answer.outOfShape.length).toBeGreaterThan(0)
   })
 
-  it('sends a snapshot longer than a page whole', async () => {
+  test('sends a snapshot longer than a page whole', async () => {
     await Promise.all(Array.from({ length: 600 }, async (_, i) => await needs.put(`bulk.m${i}.config.settings`, `{"i":${i}}`)))
     const stream = await follow('/v1/needs/events')
     const synced = await untilEvent(stream, isSynced)
@@ -66,7 +66,7 @@ describe('a stream', () => {
     expect(stream.events.slice(0, synced).filter((e) => e.event === 'put').map(data)).toEqual(answer.entries)
   })
 
-  it('completes a snapshot paged while the bucket moves with the changes made meanwhile: nothing is missed', async () => {
+  test('completes a snapshot paged while the bucket moves with the changes made meanwhile: nothing is missed', async () => {
     const value = JSON.stringify({ pad: 'x'.repeat(6000) })
     const key = (i: number): string => `paged.m${String(i).padStart(4, '0')}.config.settings`
     const written = await Promise.all(Array.from({ length: 1500 }, async (_, i) => await needs.put(key(i), value)))
@@ -107,7 +107,7 @@ describe('a stream', () => {
     expect([...odd]).toEqual(outOfShape.map((o) => o.key))
   }, 30_000)
 
-  it('then sends each change the filter keeps, in revision order with its cursor as id, and none it does not', async () => {
+  test('then sends each change the filter keeps, in revision order with its cursor as id, and none it does not', async () => {
     const stream = await follow('/v1/needs/events?node=ace&kind=port')
     const synced = await untilEvent(stream, isSynced)
     await needs.put('g14.gitea.port.9000', '{"wanted":9000}')
@@ -127,7 +127,7 @@ describe('a stream', () => {
     expect(data(live[1])).toEqual({ key: 'ace.gitea.port.9000', node: 'ace', module: 'gitea', kind: 'port', name: '9000', revision: deleted })
   })
 
-  it('resumed with Last-Event-ID sends the changes missed, latest per key, deletions included, then synced', async () => {
+  test('resumed with Last-Event-ID sends the changes missed, latest per key, deletions included, then synced', async () => {
     const first = await follow('/v1/applied/events?node=novox')
     const id = first.events[await untilEvent(first, isSynced)]?.id as string
     first.close()
@@ -152,7 +152,7 @@ describe('a stream', () => {
     expect(both.events.slice(0, await untilEvent(both, isSynced)).map((e) => e.event)).toEqual(['put', 'delete'])
   })
 
-  it.each([
+  test.each([
     ['a malformed id', 'not-a-cursor', /Last-Event-ID: "not-a-cursor" is not a cursor/],
     ['another generation', '5-123', /another generation of bucket mesh-provisioner_collect/]
   ])('resumed with %s sends reset, a fresh snapshot and synced', async (_what, id, reason) => {
@@ -166,7 +166,7 @@ describe('a stream', () => {
 })
 
 describe('refused before any stream', () => {
-  it.each([
+  test.each([
     ['/v1/needs/events?node=a%20b', 'node'],
     ['/v1/needs/events?since=1-1', 'since'],
     ['/v1/needs/events?after=x', 'after'],
@@ -183,7 +183,7 @@ describe('refused before any stream', () => {
     expect(JSON.parse(got.body)).toMatchObject({ error: { code: 'BAD_REQUEST', field } })
   })
 
-  it('HEAD answers the headers a stream would have and holds nothing open; other methods are 405', async () => {
+  test('HEAD answers the headers a stream would have and holds nothing open; other methods are 405', async () => {
     const head = await request(`${running.url}/v1/needs/events`, { method: 'HEAD' })
     await head.body.text()
     expect(head.statusCode).toBe(200)
@@ -196,7 +196,7 @@ describe('refused before any stream', () => {
     expect(await metrics()).toMatch(/^mesh_provisioner_events_sent_total\{type="synced"\} [1-9]/m)
   })
 
-  it('a kind named events is read with /v1/registry?kind=events, and /v1/registry/events is the stream', async () => {
+  test('a kind named events is read with /v1/registry?kind=events, and /v1/registry/events is the stream', async () => {
     const stream = await follow('/v1/registry/events?kind=secret')
     const synced = await untilEvent(stream, isSynced)
     expect(stream.events.slice(0, synced).map((e) => data(e).key)).toEqual(['secret'])

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { NatsServer } from '../testkit/nats-server.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
@@ -62,7 +62,7 @@ function mismatches (go: Record<string, GoField>, stands: Schema[], strict: bool
 }
 
 describe('the Go module\'s structs', () => {
-  it.skipIf(!present)('match the AsyncAPI document\'s schemas of what they send and decode', async () => {
+  test.skipIf(!present)('match the AsyncAPI document\'s schemas of what they send and decode', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-go-describe-'))
     try {
       const env = { PATH: process.env['PATH'] ?? '', HOME: dir, GO111MODULE: 'off', GOPATH, GOCACHE: join(dir, 'cache'), GOFLAGS: '' }

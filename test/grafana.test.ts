@@ -3,7 +3,7 @@
 // looks at (requests, latency, views, registry runs, streams, refusals, NATS, silent nodes).
 
 import { readFile } from 'node:fs/promises'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
 interface Panel { type: string, title: string, datasource?: { uid: string }, targets?: Array<{ expr: string }> }
@@ -33,7 +33,7 @@ describe('the Grafana dashboard', () => {
   let seeded: Seeded
   beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
 
-  it('queries only metrics a live /metrics exports, through the chosen data source', async () => {
+  test('queries only metrics a live /metrics exports, through the chosen data source', async () => {
     const names = exported(await (await fetch(`${seeded.running.url}/metrics`)).text())
     const unknown: string[] = []
     for (const panel of panels) {
@@ -48,7 +48,7 @@ describe('the Grafana dashboard', () => {
     expect(unknown).toEqual([])
   })
 
-  it('shows requests, latency, views, registry runs, streams, refusals, NATS and silent nodes', () => {
+  test('shows requests, latency, views, registry runs, streams, refusals, NATS and silent nodes', () => {
     const used = new Set(panels.flatMap((p) => (p.targets ?? []).flatMap((t) => metricsOf(t.expr))))
     for (const name of [
       'mesh_provisioner_requests_total', 'mesh_provisioner_request_duration_seconds_bucket', 'mesh_provisioner_view_keys', 'mesh_provisioner_view_stale',

@@ -6,14 +6,14 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from './support/http.js'
-import { expect, it } from 'vitest'
+import { expect, test } from 'vitest'
 import { HEADROOM } from '../src/http/holds.js'
 import { newToken } from '../src/http/tokens.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { fixture, untilReady } from './support/service.js'
 import { isSynced, openStream, untilEvent } from './support/sse.js'
 
-it('streams are shared between tokens: one under its share ends the oldest stream of the one holding most; the probes answer while all is held', async () => {
+test('streams are shared between tokens: one under its share ends the oldest stream of the one holding most; the probes answer while all is held', async () => {
   const fx = fixture()
   const server = await fx.server()
   await seedSampleMesh(await fx.admin(server))

@@ -7,7 +7,7 @@
 import { connect } from 'node:net'
 import type { NatsConnection } from 'nats'
 import { request } from './support/http.js'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten } from './support/service.js'
 import { requestVerb } from './support/verb.js'
@@ -60,7 +60,7 @@ beforeAll(async () => {
 })
 
 describe('one-entry routes', () => {
-  it.each([
+  test.each([
     ['/v1/registry/secret', { what: 'registry', kind: 'secret' }],
     ['/v1/needs/ace/gitea/secret/db-password', { what: 'needs', node: 'ace', module: 'gitea', kind: 'secret', name: 'db-password' }],
     ['/v1/applied/ace/gitea', { what: 'applied', node: 'ace', module: 'gitea' }],
@@ -74,7 +74,7 @@ describe('one-entry routes', () => {
     expect(got.headers['etag']).toMatch(/^"\d+-c-[\w.-]+-0"$/)
   })
 
-  it.each([
+  test.each([
     ['/v1/needs/ace/gitea/secret/smtp-password', 'bucket mesh-provisioner_needs holds no node.module.kind.name entry "ace.gitea.secret.smtp-password"; ask the list (what=needs) to see what it holds'],
     ['/v1/applied/ace/nothing', 'bucket mesh-provisioner_applied holds no node.module entry "ace.nothing"; ask the list (what=applied) to see what it holds'],
     ['/v1/collect/ace/shell%3Abash/gitea', 'bucket mesh-provisioner_collect holds no node.collection.contributor entry "ace.shell=3Abash.gitea"; ask the list (what=collect) to see what it holds'],
@@ -85,7 +85,7 @@ describe('one-entry routes', () => {
     expect([got.status, got.headers['content-type'], got.body]).toEqual([404, JSON_TYPE, refused('NOT_FOUND', message)])
   })
 
-  it.each([
+  test.each([
     ['/v1/applied/a%20b/gitea', { what: 'applied', node: 'a b' }],
     ['/v1/needs/ace/gitea/secret/db.password', { what: 'needs', name: 'db.password' }],
     ['/v1/collect/ace/shell%3Azsh%3Anormal/gi%3Atea', { what: 'collect', contributor: 'gi:tea' }],
@@ -101,7 +101,7 @@ describe('one-entry routes', () => {
     expect(JSON.parse(got.body)).toMatchObject({ error: { field: expect.any(String) } })
   })
 
-  it.each([
+  test.each([
     ['/v1/applied//gitea', refused('BAD_REQUEST', 'the path gives no node; GET /v1/applied/:node/:module takes every field of the key', 'node')],
     ['/v1/applied/ace/gitea?node=ace', refused('BAD_REQUEST', '"node" is not a parameter of GET /v1/applied/:node/:module; it takes none', 'node')],
     ['/v1/collect/ace/environment/gitea?limit=1', refused('BAD_REQUEST', '"limit" is not a parameter of GET /v1/collect/:node/:collection/:contributor; it takes none', 'limit')]
@@ -110,7 +110,7 @@ describe('one-entry routes', () => {
     expect([got.status, got.body]).toEqual([400, body])
   })
 
-  it('an entry\'s ETag moves only when that entry changes; 304 while it holds', async () => {
+  test('an entry\'s ETag moves only when that entry changes; 304 while it holds', async () => {
     const kv = await nc.jetstream().views.kv('mesh-provisioner_applied')
     await kv.put('etag.one', JSON.stringify({ plan: 'one@1' }))
     const path = '/v1/applied/etag/one'
@@ -143,7 +143,7 @@ describe('one-entry routes', () => {
 })
 
 describe('every status its own code', () => {
-  it.each([
+  test.each([
     ['DELETE', '/v1/needs', { 'content-type': 'application/json' }, undefined],
     ['POST', '/v1/needs', { 'content-type': 'application/xml' }, '<needs/>'],
     ['POST', '/v1/registry', { 'content-type': 'application/json' }, '{"broken'],
@@ -158,7 +158,7 @@ describe('every status its own code', () => {
       refused('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}: the gateway only reads; use GET or HEAD`)])
   })
 
-  it('counts refusals on /metrics by their own code', async () => {
+  test('counts refusals on /metrics by their own code', async () => {
     const before = await counted('unmatched', 'METHOD_NOT_ALLOWED')
     await http('/v1/needs', { method: 'DELETE' })
     expect(await counted('unmatched', 'METHOD_NOT_ALLOWED')).toBe(before + 1)
@@ -167,7 +167,7 @@ describe('every status its own code', () => {
     expect(await counted('unmatched', 'HEADERS_TOO_LARGE')).toBe(headers + 1)
   })
 
-  it.each([
+  test.each([
     [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, '431 Request Header Fields Too Large',
       refused('HEADERS_TOO_LARGE', 'the request\'s headers are larger than the gateway takes (16 KiB in all); send fewer or shorter headers')],
     ['NOT HTTP AT ALL\r\n\r\n', '400 Bad Request',
@@ -178,19 +178,19 @@ describe('every status its own code', () => {
     expect(got.body).toBe(body)
   })
 
-  it('a 404 quotes a bounded part of a long path', async () => {
+  test('a 404 quotes a bounded part of a long path', async () => {
     const path = `/v1/${'x'.repeat(10_000)}`
     const got = await http(path)
     expect([got.status, got.body]).toEqual([404, refused('NOT_FOUND', `no route serves GET ${path.slice(0, 200)}... (10004 characters); the routes are listed in /openapi.json and shown at /docs`)])
   })
 
-  it('a broken %-escape is 400 quoting a bounded part of the path, never the query', async () => {
+  test('a broken %-escape is 400 quoting a bounded part of the path, never the query', async () => {
     const path = `/v1/registry/%E0%A4%A${'x'.repeat(500)}`
     const got = await http(`${path}?access_token=secret-token`)
     expect([got.status, got.body]).toEqual([400, refused('BAD_REQUEST', `${path.slice(0, 200)}... (${path.length} characters) is not a valid URL path: a %-escape is broken; escape reserved characters completely, like %2F for /`)])
   })
 
-  it('a broken %-escape in a query value is 400 naming the parameter, as in a path, never quoting the value', async () => {
+  test('a broken %-escape in a query value is 400 naming the parameter, as in a path, never quoting the value', async () => {
     const message = (name: string) => `${name}: a %-escape in its value is broken; escape reserved characters completely (two hex digits of UTF-8 each, like %3A for :)`
     for (const [path, name] of [['/v1/collect?node=ace&collection=shell%3', 'collection'], ['/v1/needs?node=%C3%28', 'node'], ['/v1/needs/events?access_token=sec%ZZret', 'access_token']] as const) {
       const got = await http(path)
@@ -199,7 +199,7 @@ describe('every status its own code', () => {
     expect(JSON.parse((await http('/v1/collect?collection=shell%3Azsh')).body)).toMatchObject({ what: 'collect' })
   })
 
-  it('a raw # in the request line is refused 400 naming it, never read as a query separator', async () => {
+  test('a raw # in the request line is refused 400 naming it, never read as a query separator', async () => {
     const got = await raw('GET /v1/needs#node=ace HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
     expect(got.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)
     expect(got.body).toBe(refused('BAD_REQUEST', 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
@@ -209,7 +209,7 @@ describe('every status its own code', () => {
 })
 
 describe('keys longer than 1024 bytes', () => {
-  it('are handed out as next and taken back as after, on both faces', async () => {
+  test('are handed out as next and taken back as after, on both faces', async () => {
     const kv = await nc.jetstream().views.kv('mesh-provisioner_needs')
     const long = `longkeys.gitea.secret.${'a'.repeat(3000)}`
     await kv.put(long, JSON.stringify({ long: true }))

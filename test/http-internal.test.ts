@@ -2,7 +2,7 @@
 // once, and counted with outcome INTERNAL.
 
 import { pino } from 'pino'
-import { expect, it } from 'vitest'
+import { expect, test } from 'vitest'
 import type { Provisioning } from '../src/domain/answers/provisioning.js'
 import type { Query } from '../src/domain/wire/request.js'
 import type { Views } from '../src/domain/follow/views.js'
@@ -10,7 +10,7 @@ import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
 import { checkInjected } from './support/http.js'
 
-it('answers 500 INTERNAL with the error body', async () => {
+test('answers 500 INTERNAL with the error body', async () => {
   const views = { status: () => ({}), connected: () => true } as unknown as Views
   const failing = { question: (query: Query) => ({ query, version: () => '1-c-now', answer: () => { throw new Error('view index broken') } }) } as unknown as Provisioning
   const lines: string[] = []

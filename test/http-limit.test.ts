@@ -2,7 +2,7 @@
 // at most 10000 (SPEC §5). The sample mesh is too small to show a default, so this suite writes more.
 
 import { request } from './support/http.js'
-import { beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
 import type { Running } from '../src/service.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
@@ -28,14 +28,14 @@ async function applied (query: string): Promise<{ status: number, body: any }> {
   return { status: res.statusCode, body: await res.body.json() }
 }
 
-it('answers 1000 entries unless asked, and says what it cut', async () => {
+test('answers 1000 entries unless asked, and says what it cut', async () => {
   const { status, body } = await applied('')
   expect(status).toBe(200)
   expect(body.entries).toHaveLength(1000)
   expect(body).toMatchObject({ total: KEYS, cut: { reason: 'limit', omitted: KEYS - 1000 }, next: body.entries[999].key })
 })
 
-it('takes up to 10000, and refuses more naming the limit', async () => {
+test('takes up to 10000, and refuses more naming the limit', async () => {
   const all = await applied('?limit=10000')
   expect(all.body.entries).toHaveLength(KEYS)
   expect(all.body).not.toHaveProperty('cut')
@@ -44,7 +44,7 @@ it('takes up to 10000, and refuses more naming the limit', async () => {
   expect(refused.body.error).toMatchObject({ code: 'BAD_REQUEST', field: 'limit', message: expect.stringContaining('a whole number from 1 to 10000') })
 })
 
-it('the verb has no default limit', async () => {
+test('the verb has no default limit', async () => {
   const reply = await askVerb(nc, { what: 'applied' })
   expect(reply.body.entries).toHaveLength(KEYS)
 })

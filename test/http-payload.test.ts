@@ -3,7 +3,7 @@
 
 import type { NatsConnection } from 'nats'
 import { request } from './support/http.js'
-import { beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, test } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 import { requestVerb } from './support/verb.js'
@@ -19,7 +19,7 @@ beforeAll(async () => {
   running = seeded.running
 })
 
-it('cuts /v1/needs where the verb cuts, and pages on from next', async () => {
+test('cuts /v1/needs where the verb cuts, and pages on from next', async () => {
   const res = await request(`${running.url}/v1/needs`)
   const body = await res.body.text()
   const bus = new TextDecoder().decode((await requestVerb(nc, JSON.stringify({ what: 'needs' }))).data)

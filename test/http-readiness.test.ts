@@ -3,7 +3,7 @@
 
 import type { NatsConnection } from 'nats'
 import { request } from './support/http.js'
-import { beforeAll, expect, it, vi } from 'vitest'
+import { beforeAll, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { killAndRestart, suiteFixture, untilReady } from './support/service.js'
@@ -29,7 +29,7 @@ beforeAll(async () => {
   await untilReady(running)
 })
 
-it('a missing bucket: ready (known absent), its answers 503 naming it, served once it appears', async () => {
+test('a missing bucket: ready (known absent), its answers 503 naming it, served once it appears', async () => {
   const ready = await get('/readyz')
   expect(ready.status).toBe(200)
   expect(JSON.parse(ready.body)).toMatchObject({
@@ -54,7 +54,7 @@ it('a missing bucket: ready (known absent), its answers 503 naming it, served on
   expect(JSON.parse(served.body)).toMatchObject({ what: 'collect', total: 1, entries: [{ key: 'ace.environment.gitea', collection: 'environment' }] })
 })
 
-it('/readyz is 503 while NATS is gone, and 200 again once it is back', async () => {
+test('/readyz is 503 while NATS is gone, and 200 again once it is back', async () => {
   await killAndRestart(server, {
     whileDown: async () => {
       const down = await vi.waitFor(async () => {

@@ -5,7 +5,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { request } from './support/http.js'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { newToken } from '../src/http/tokens.js'
@@ -15,7 +15,7 @@ import { askVerb } from './support/verb.js'
 
 interface Answer { entries: Array<{ key: string }>, deleted: unknown[], cursor: string, revision: number }
 
-it('a held since question answers with the change that lands, and a write on another node does not release it', async () => {
+test('a held since question answers with the change that lands, and a write on another node does not release it', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
   const kv = await nc.jetstream().views.kv(BUCKETS.needs)
@@ -35,7 +35,7 @@ it('a held since question answers with the change that lands, and a write on ano
   expect(answer.revision).toBe(mine)
 }, 20_000)
 
-it('a held question of several nodes answers with a change on any of them, and not with one on another node', async () => {
+test('a held question of several nodes answers with a change on any of them, and not with one on another node', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
   const kv = await nc.jetstream().views.kv(BUCKETS.applied)
@@ -54,7 +54,7 @@ it('a held question of several nodes answers with a change on any of them, and n
   expect(answer.revision).toBe(theirs)
 }, 20_000)
 
-it('a cursor ahead of this instance (another one gave it) is waited for a moment on both faces, then refused 503 if never reached', async () => {
+test('a cursor ahead of this instance (another one gave it) is waited for a moment on both faces, then refused 503 if never reached', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
   const kv = await nc.jetstream().views.kv(BUCKETS.needs)
@@ -87,7 +87,7 @@ it('a cursor ahead of this instance (another one gave it) is waited for a moment
 }, 20_000)
 
 describe('wait with If-None-Match', () => {
-  it('holds a list while its ETag would match: a write elsewhere leaves it held, one it shows answers 200; a wait that ends is 304', async () => {
+  test('holds a list while its ETag would match: a write elsewhere leaves it held, one it shows answers 200; a wait that ends is 304', async () => {
     const fx = fixture()
     const { nc, running } = await startSeeded(fx)
     const kv = await nc.jetstream().views.kv(BUCKETS.needs)
@@ -116,7 +116,7 @@ describe('wait with If-None-Match', () => {
     expect(body.entries.map((e) => e.key)).toContain('ace.gitea.config.mine')
   }, 20_000)
 
-  it('holds a list of several nodes while its ETag would match: a write on another node leaves it held, one on any of its nodes answers 200', async () => {
+  test('holds a list of several nodes while its ETag would match: a write on another node leaves it held, one on any of its nodes answers 200', async () => {
     const fx = fixture()
     const { nc, running } = await startSeeded(fx)
     const kv = await nc.jetstream().views.kv(BUCKETS.applied)
@@ -135,7 +135,7 @@ describe('wait with If-None-Match', () => {
     expect(body.entries.map((e) => e.key)).toContain('g14.several-held')
   }, 20_000)
 
-  it('holds one entry while it is unchanged: its update answers 200, its deletion 404', async () => {
+  test('holds one entry while it is unchanged: its update answers 200, its deletion 404', async () => {
     const fx = fixture()
     const { nc, running } = await startSeeded(fx)
     const kv = await nc.jetstream().views.kv(BUCKETS.applied)
@@ -160,7 +160,7 @@ describe('wait with If-None-Match', () => {
 })
 
 describe('held requests are bounded and shared between tokens', () => {
-  it('HTTP_MAX_WAITS: beyond it 503 with Retry-After; a token under its share ends the oldest of the one holding most; /healthz answers', async () => {
+  test('HTTP_MAX_WAITS: beyond it 503 with Retry-After; a token under its share ends the oldest of the one holding most; /healthz answers', async () => {
     const fx = fixture()
     const server = await fx.server()
     const nc = await fx.admin(server)

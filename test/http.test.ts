@@ -3,7 +3,7 @@
 
 import type { NatsConnection } from 'nats'
 import { request } from './support/http.js'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { startSeeded, suiteFixture, untilReady, untilWritten, type Seeded } from './support/service.js'
@@ -78,7 +78,7 @@ describe('every route and filter answers what the verb answers', () => {
     ['/v1/registry?kind=secret&kind=bound', { what: 'registry', kind: ['bound', 'secret'] }]
   ]
 
-  it.each(cases)('GET %s', async (path, question) => {
+  test.each(cases)('GET %s', async (path, question) => {
     const [got, bus] = await Promise.all([get(path), verb(question)])
     expect(bus.code).toBeUndefined()
     expect(got.status).toBe(200)
@@ -89,7 +89,7 @@ describe('every route and filter answers what the verb answers', () => {
     expect(answer.entries.length).toBeGreaterThan(0)
   })
 
-  it('shows out-of-shape keys and values that are not JSON, as the verb does', async () => {
+  test('shows out-of-shape keys and values that are not JSON, as the verb does', async () => {
     const needs = JSON.parse((await get('/v1/needs?node=shanks&module=mail')).body) as { entries: Array<{ key: string, raw?: string, rawBase64?: string }>, outOfShape: unknown[] }
     expect(needs.entries.find((e) => e.key === 'shanks.mail.secret.dkim')?.raw).toBe('plain text, not JSON')
     expect(needs.entries.find((e) => e.key === 'shanks.mail.secret.blob')?.rawBase64).toBe('//4AAQ==')
@@ -97,7 +97,7 @@ describe('every route and filter answers what the verb answers', () => {
     expect(applied.outOfShape.map((o) => o.key)).toEqual(['g14.wireguard.extra'])
   })
 
-  it('cuts at limit and pages on with next', async () => {
+  test('cuts at limit and pages on with next', async () => {
     const first = JSON.parse((await get('/v1/needs?limit=100')).body) as { total: number, entries: Array<{ key: string }>, next: string, cut: { reason: string, omitted: number } }
     expect(first.entries).toHaveLength(100)
     expect(first.cut).toEqual({ reason: 'limit', omitted: first.total - 100 })
@@ -107,7 +107,7 @@ describe('every route and filter answers what the verb answers', () => {
     expect((rest.entries[0]?.key ?? '') > first.next).toBe(true)
   })
 
-  it('GET /v1/registry/{kind} answers the entry the list holds', async () => {
+  test('GET /v1/registry/{kind} answers the entry the list holds', async () => {
     const got = await get('/v1/registry/secret')
     expect(got.status).toBe(200)
     expect(got.headers['content-type']).toBe(JSON_TYPE)
@@ -121,7 +121,7 @@ describe('every route and filter answers what the verb answers', () => {
 describe('refusals: status and body', () => {
   const refused = (code: string, message: string, field?: string) => JSON.stringify({ error: { code, message, ...(field === undefined ? {} : { field }) } })
 
-  it.each([
+  test.each([
     ['/v1/needs?limit=10001', { what: 'needs', limit: 10001 }],
     ['/v1/needs?limit=abc', { what: 'needs', limit: 'abc' }],
     ['/v1/needs?limit=1.5', { what: 'needs', limit: 1.5 }],
@@ -140,7 +140,7 @@ describe('refusals: status and body', () => {
     expect(JSON.parse(got.body)).toMatchObject({ error: { code: 'BAD_REQUEST', field: expect.any(String) } })
   })
 
-  it.each([
+  test.each([
     ['/v1/needs?foo=1', refused('BAD_REQUEST', '"foo" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit, since, wait', 'foo')],
     ['/v1/needs?what=applied', refused('BAD_REQUEST', '"what" is not a parameter of GET /v1/needs; it takes node, module, kind, name, after, limit, since, wait', 'what')],
     ['/v1/collect?node=ace&extra=', refused('BAD_REQUEST', '"extra" is not a parameter of GET /v1/collect; it takes node, module, contributor, collection, after, limit, since, wait', 'extra')],
@@ -155,7 +155,7 @@ describe('refusals: status and body', () => {
     expect([got.status, got.headers['content-type'], got.body]).toEqual([400, JSON_TYPE, body])
   })
 
-  it('404 for a kind no domain answers, and for an unknown route', async () => {
+  test('404 for a kind no domain answers, and for an unknown route', async () => {
     const kind = await get('/v1/registry/colour')
     expect([kind.status, kind.headers['content-type'], kind.body]).toEqual([404, JSON_TYPE,
       refused('NOT_FOUND', 'bucket mesh-provisioner_registry holds no kind entry "colour"; ask the list (what=registry) to see what it holds')])
@@ -166,7 +166,7 @@ describe('refusals: status and body', () => {
       refused('NOT_FOUND', 'no route serves GET /v2/needs; the routes are listed in /openapi.json and shown at /docs')])
   })
 
-  it.each([
+  test.each([
     ['POST', '/v1/needs'],
     ['PUT', '/v1/registry/secret'],
     ['DELETE', '/v1/collect?node=ace'],
@@ -181,13 +181,13 @@ describe('refusals: status and body', () => {
   })
 })
 
-it('GET /v1/token/self on a gateway without tokens: every node and /metrics, no name', async () => {
+test('GET /v1/token/self on a gateway without tokens: every node and /metrics, no name', async () => {
   const got = await get('/v1/token/self')
   expect([got.status, got.headers['content-type'], got.body]).toEqual([200, JSON_TYPE, '{"name":null,"nodes":"*","metrics":true}'])
 })
 
 describe('caching', () => {
-  it('answers carry a strong ETag and no-cache; If-None-Match gets 304 until the answer changes, not when another node does', async () => {
+  test('answers carry a strong ETag and no-cache; If-None-Match gets 304 until the answer changes, not when another node does', async () => {
     const path = '/v1/needs?node=novox&module=gitea'
     const first = await get(path)
     const etag = first.headers['etag'] as string
@@ -217,7 +217,7 @@ describe('caching', () => {
     expect((await get(path, { 'if-none-match': changed.headers['etag'] as string })).status).toBe(304)
   })
 
-  it('several values: the answer is the union of what each keeps, in key order, and its ETag moves with a write on any of them, never on another node', async () => {
+  test('several values: the answer is the union of what each keeps, in key order, and its ETag moves with a write on any of them, never on another node', async () => {
     const path = '/v1/applied?node=novox&node=ace'
     const keys = async (p: string): Promise<string[]> => (JSON.parse((await get(p)).body) as { entries: Array<{ key: string }> }).entries.map((e) => e.key)
     expect(await keys(path)).toEqual([...await keys('/v1/applied?node=ace'), ...await keys('/v1/applied?node=novox')])
@@ -233,7 +233,7 @@ describe('caching', () => {
     expect(JSON.parse(changed.body)).toMatchObject({ revision: written, cursor: expect.stringMatching(new RegExp(`^${written}-`)) })
   })
 
-  it('GET /v1/registry/{kind} carries an ETag too, and HEAD answers the headers of GET', async () => {
+  test('GET /v1/registry/{kind} carries an ETag too, and HEAD answers the headers of GET', async () => {
     const entry = await get('/v1/registry/bound')
     expect(entry.headers['etag']).toMatch(/^"/)
     expect((await get('/v1/registry/bound', { 'if-none-match': entry.headers['etag'] as string })).status).toBe(304)
@@ -243,12 +243,12 @@ describe('caching', () => {
 })
 
 describe('operations', () => {
-  it('/healthz', async () => {
+  test('/healthz', async () => {
     const got = await get('/healthz')
     expect([got.status, got.headers['content-type'], JSON.parse(got.body)]).toEqual([200, JSON_TYPE, { ok: true, version: '0.0.0-test' }])
   })
 
-  it('/readyz says per bucket what the views hold, and the last registry run', async () => {
+  test('/readyz says per bucket what the views hold, and the last registry run', async () => {
     const got = await get('/readyz')
     expect(got.status).toBe(200)
     const body = JSON.parse(got.body) as Record<string, unknown>
@@ -262,7 +262,7 @@ describe('operations', () => {
     })
   })
 
-  it('/metrics counts requests by route and outcome', async () => {
+  test('/metrics counts requests by route and outcome', async () => {
     const count = async (route: string, outcome: string): Promise<number> => {
       const text = (await get('/metrics')).body
       const line = text.split('\n').find((l) => l.startsWith(`mesh_provisioner_requests_total{face="http",route="${route}",outcome="${outcome}"}`))
@@ -280,7 +280,7 @@ describe('operations', () => {
     expect((await get('/metrics')).body).toMatch(/mesh_provisioner_request_duration_seconds_count\{face="http",route="\/v1\/applied"\} \d+/)
   })
 
-  it('/metrics says the verb\'s requests, each view\'s size, the registry runs and the NATS connection', async () => {
+  test('/metrics says the verb\'s requests, each view\'s size, the registry runs and the NATS connection', async () => {
     const value = (text: string, series: string): number | undefined => {
       const line = text.split('\n').find((l) => l.startsWith(`${series} `))
       return line === undefined ? undefined : Number(line.split(' ').at(-1))
@@ -299,12 +299,12 @@ describe('operations', () => {
     expect(value(text, 'mesh_provisioner_nats_connected')).toBe(1)
   })
 
-  it('echoes the request id', async () => {
+  test('echoes the request id', async () => {
     expect((await get('/healthz', { 'x-request-id': 'console-42' })).headers['x-request-id']).toBe('console-42')
     expect((await get('/healthz')).headers['x-request-id']).toMatch(/.+/)
   })
 
-  it('serves the OpenAPI document and the Swagger UI', async () => {
+  test('serves the OpenAPI document and the Swagger UI', async () => {
     const doc = await get('/openapi.json')
     expect(doc.status).toBe(200)
     expect(Object.keys((JSON.parse(doc.body) as { paths: object }).paths)).toEqual(expect.arrayContaining(['/v1/registry', '/v1/registry/{kind}', '/v1/needs', '/v1/applied', '/v1/collect']))
@@ -324,7 +324,7 @@ describe('CORS', () => {
 
   const preflight = (origin: string) => ({ method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } })
 
-  it('allows a listed origin, preflight and GET', async () => {
+  test('allows a listed origin, preflight and GET', async () => {
     const pre = await http(withCors.url, '/v1/needs?node=ace', preflight(console_))
     expect(pre.status).toBe(204)
     expect(pre.headers['access-control-allow-origin']).toBe(console_)
@@ -336,7 +336,7 @@ describe('CORS', () => {
     expect(got.headers['vary']).toContain('Origin')
   })
 
-  it('refuses another origin: no CORS headers, and the preflight is not allowed', async () => {
+  test('refuses another origin: no CORS headers, and the preflight is not allowed', async () => {
     const pre = await http(withCors.url, '/v1/needs', preflight('https://evil.example'))
     expect(pre.status).toBe(405)
     expect(pre.headers['access-control-allow-origin']).toBeUndefined()
@@ -345,7 +345,7 @@ describe('CORS', () => {
     expect(got.headers['access-control-allow-origin']).toBeUndefined()
   })
 
-  it('sends no CORS headers at all when no origin is configured', async () => {
+  test('sends no CORS headers at all when no origin is configured', async () => {
     const got = await get('/v1/needs', { origin: console_ })
     expect(got.headers['access-control-allow-origin']).toBeUndefined()
     expect((await http(running.url, '/v1/needs', preflight(console_))).status).toBe(405)

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { NatsConnection } from 'nats'
 import type { Browser } from 'playwright-core'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -38,7 +38,7 @@ describe.skipIf(!chromiumPresent)('a browser over HTTP/2', () => {
     browser = await launchChromium(fx)
   }, 60_000)
 
-  it(`holds ${STREAMS} event streams from one page, over HTTP/2, each following its own changes`, async () => {
+  test(`holds ${STREAMS} event streams from one page, over HTTP/2, each following its own changes`, async () => {
     // The certificate is the test's own: the browser is told to take it, as a browser that trusts its issuer would.
     const context = await browser.newContext({ ignoreHTTPSErrors: true })
     fx.defer(async () => await context.close())

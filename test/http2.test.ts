@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { NatsConnection } from 'nats'
 import { Agent, request } from 'undici'
-import { beforeAll, expect, it, onTestFinished, vi } from 'vitest'
+import { beforeAll, expect, onTestFinished, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { suiteFixture, untilReady } from './support/service.js'
@@ -78,7 +78,7 @@ const openStreams = async (): Promise<number> => {
   return Number(/^mesh_provisioner_event_streams (\d+)$/m.exec(await res.body.text())?.[1])
 }
 
-it('answers a list over HTTP/2 (ALPN h2), byte for byte what HTTP/1.1 answers on the same port', async () => {
+test('answers a list over HTTP/2 (ALPN h2), byte for byte what HTTP/1.1 answers on the same port', async () => {
   const s = await session()
   expect(s.alpnProtocol).toBe('h2')
   const h2 = await h2get(s, '/v1/needs?node=ace&node=g14')
@@ -93,7 +93,7 @@ it('answers a list over HTTP/2 (ALPN h2), byte for byte what HTTP/1.1 answers on
   expect([undiciH2.statusCode, await undiciH2.body.text()]).toEqual([200, h2.body])
 })
 
-it('holds several event streams on one HTTP/2 connection; each follows its changes, and a stream closed by its reader ends alone', async () => {
+test('holds several event streams on one HTTP/2 connection; each follows its changes, and a stream closed by its reader ends alone', async () => {
   // A header HTTP/2 forbids (Connection) is dropped by Node with a warning: the stream sets none.
   const warnings: string[] = []
   const warned = (w: Error): void => { warnings.push(w.message) }
@@ -126,7 +126,7 @@ it('holds several event streams on one HTTP/2 connection; each follows its chang
   expect(warnings).toEqual([])
 })
 
-it('ends a stream whose reader stops reading, and not the connection it shares', async () => {
+test('ends a stream whose reader stops reading, and not the connection it shares', async () => {
   const s = await session()
   const slow = await h2stream(s, '/v1/needs/events?node=shanks')
   await until(slow.sse, (e) => e.event === 'synced')

@@ -8,8 +8,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { describe, expect, it } from 'vitest'
-import { Answers, Entries, Facets, ModuleRow, ModulesAnswer, NodeRow, NodesAnswer, RequestFields } from '../src/domain/wire/schemas.js'
+import { describe, expect, test } from 'vitest'
+import { Answers, EntrySchemas, Facets, ModuleRow, ModulesAnswer, NodeRow, NodesAnswer, RequestFields } from '../src/domain/wire/schemas.js'
 import { openApiText } from '../src/http/openapi-document.js'
 import { parseCursor } from '../src/domain/wire/cursor.js'
 import { ErrorBody } from '../src/http/schemas.js'
@@ -32,10 +32,10 @@ const SOURCES: Record<string, TSchema> = {
   '#/components/schemas/NeedsAnswer': Answers.needs,
   '#/components/schemas/AppliedAnswer': Answers.applied,
   '#/components/schemas/CollectAnswer': Answers.collect,
-  '#/components/schemas/RegistryEntry': Entries.registry,
-  '#/components/schemas/NeedsEntry': Entries.needs,
-  '#/components/schemas/AppliedEntry': Entries.applied,
-  '#/components/schemas/CollectEntry': Entries.collect,
+  '#/components/schemas/RegistryEntry': EntrySchemas.registry,
+  '#/components/schemas/NeedsEntry': EntrySchemas.needs,
+  '#/components/schemas/AppliedEntry': EntrySchemas.applied,
+  '#/components/schemas/CollectEntry': EntrySchemas.collect,
   '#/components/schemas/RegistryFacets': Facets.registry,
   '#/components/schemas/NeedsFacets': Facets.needs,
   '#/components/schemas/AppliedFacets': Facets.applied,
@@ -68,16 +68,16 @@ const ANSWERS: Record<string, string> = {
 }
 
 describe('the OpenAPI document', () => {
-  it('is committed as the code generates it (run `npm run openapi` after changing a route)', async () => {
+  test('is committed as the code generates it (run `npm run openapi` after changing a route)', async () => {
     const committed = await readFile(new URL('../openapi/openapi.json', import.meta.url), 'utf8')
     expect(committed).toBe(generated)
   })
 
-  it('is generated the same way twice', async () => {
+  test('is generated the same way twice', async () => {
     expect(await openApiText(VERSION)).toBe(generated)
   })
 
-  it('is OpenAPI 3.1 with every route of SPEC §5, and only GET', () => {
+  test('is OpenAPI 3.1 with every route of SPEC §5, and only GET', () => {
     expect(doc.openapi).toBe('3.1.0')
     expect(doc.info.version).toBe(VERSION)
     expect(operations.map(([name]) => name).sort()).toEqual([
@@ -92,7 +92,7 @@ describe('the OpenAPI document', () => {
     ])
   })
 
-  it('takes on each list route exactly the fields that narrow its question, then after and limit', () => {
+  test('takes on each list route exactly the fields that narrow its question, then after and limit', () => {
     const names = (path: string) => doc.paths[path]?.['get']?.parameters?.map((p) => `${p.in}:${p.name}`)
     expect(names('/v1/registry')).toEqual(['query:kind', 'query:after', 'query:limit', 'query:since', 'query:wait'])
     expect(names('/v1/needs')).toEqual(['query:node', 'query:module', 'query:kind', 'query:name', 'query:after', 'query:limit', 'query:since', 'query:wait'])
@@ -107,7 +107,7 @@ describe('the OpenAPI document', () => {
     expect(limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 10000, default: 1000, examples: [100] })
   })
 
-  it.each(operations)('%s is tagged, summarised and described, and every parameter is described with a fitting example', (_name, op) => {
+  test.each(operations)('%s is tagged, summarised and described, and every parameter is described with a fitting example', (_name, op) => {
     expect(op.tags?.length).toBe(1)
     expect(op.summary).toMatch(/\w/)
     expect(op.description).toMatch(/\w/)
@@ -125,14 +125,14 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it('GET /v1/token/self documents the token and 401, and no 403: every token reads itself', () => {
+  test('GET /v1/token/self documents the token and 401, and no 403: every token reads itself', () => {
     const op = doc.paths['/v1/token/self']?.['get']
     expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '400', '401'])
     expect(op?.responses['200']?.content?.['application/json']?.schema.$ref).toBe('#/components/schemas/TokenSelf')
     expect((op as { security?: unknown } | undefined)?.security).toEqual([{ bearer: [] }])
   })
 
-  it.each(operations.filter(([name]) => name.includes('/v1/') && !name.endsWith('/events') && !name.endsWith('/token/self')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
+  test.each(operations.filter(([name]) => name.includes('/v1/') && !name.endsWith('/events') && !name.endsWith('/token/self')))('%s documents its answer and its refusals, each with an example that fits the schema', (name, op) => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '304', '400', '500', '503', ...(name.includes('{') ? ['404'] : [])]))
     for (const [status, response] of Object.entries(op.responses)) {
       expect(response.description, status).toMatch(/\w/)
@@ -146,7 +146,7 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it('passes Redocly\'s recommended rules without an error or a warning', async () => {
+  test('passes Redocly\'s recommended rules without an error or a warning', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-openapi-'))
     try {
       const file = join(dir, 'openapi.json')
@@ -164,7 +164,7 @@ describe('the OpenAPI document', () => {
     }
   }, 60_000)
 
-  it.each(operations.filter(([name]) => name.endsWith('/events')))('%s documents its event stream, every event type, and its refusals', (name, op) => {
+  test.each(operations.filter(([name]) => name.endsWith('/events')))('%s documents its event stream, every event type, and its refusals', (name, op) => {
     const what = name.split('/')[2] as string
     const list = doc.paths[`/v1/${what}`]?.['get']?.parameters?.map((p) => p.name).filter((n) => !['after', 'limit', 'since', 'wait'].includes(n))
     expect(op.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual([...(list ?? []), 'lastEventId', 'access_token'].map((n) => `query:${n}`))
@@ -185,7 +185,7 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it('describes every property of every component schema', () => {
+  test('describes every property of every component schema', () => {
     const undescribed: string[] = []
     const walk = (schema: Record<string, unknown>, at: string): void => {
       for (const [name, prop] of Object.entries((schema['properties'] ?? {}) as Record<string, Record<string, unknown>>)) {

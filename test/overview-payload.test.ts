@@ -1,7 +1,7 @@
 // The mesh at a glance is cut at the bus's max payload like any answer, alike on both faces: on a
 // server with a small max_payload, modules answer the same bytes on both, cut with reason `payload`.
 
-import { beforeAll, expect, it, vi } from 'vitest'
+import { beforeAll, expect, test, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { request } from './support/http.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -18,7 +18,7 @@ beforeAll(async () => {
   await vi.waitFor(() => expect(seeded.running.views.byWhat.applied.status().revision).toBeGreaterThanOrEqual(last), { timeout: 5000, interval: 10 })
 })
 
-it('cuts /v1/modules where the verb cuts, and pages on from next to the end', async () => {
+test('cuts /v1/modules where the verb cuts, and pages on from next to the end', async () => {
   const ask = async (question: Record<string, unknown>, path: string): Promise<{ total: number, modules: unknown[], next?: string, cut?: { reason: string, omitted: number } }> => {
     const res = await request(`${seeded.running.url}${path}`)
     const body = await res.body.text()

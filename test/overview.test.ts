@@ -3,7 +3,7 @@
 // too), facets' counts and revisions, paging, cuts, 404s and the refusals of a bad `by` or `state`.
 
 import type { KV, NatsConnection } from 'nats'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import type { What } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
@@ -75,7 +75,7 @@ beforeAll(async () => {
 })
 
 describe('modules', () => {
-  it('says each state as the order of the writes made it, on both faces alike', async () => {
+  test('says each state as the order of the writes made it, on both faces alike', async () => {
     const doc = await both('/v1/modules', { what: 'modules' })
     expect(states(doc)).toEqual({ 'ace.gitea': 'applied', 'ace.keycloak': 'unapplied', 'ace.mail': 'pending', 'ace.wireguard': 'orphaned' })
     const rows = (doc as { modules: Array<Record<string, unknown>> }).modules
@@ -85,7 +85,7 @@ describe('modules', () => {
     expect(doc).toMatchObject({ what: 'modules', stale: false, total: 4 })
   })
 
-  it('moves a module between states as needs and its applied entry are written', async () => {
+  test('moves a module between states as needs and its applied entry are written', async () => {
     await put('needs', 'ace.gitea.config.settings')
     expect(states(await both('/v1/modules?node=ace&module=gitea', { what: 'modules', node: 'ace', module: 'gitea' }))).toEqual({ 'ace.gitea': 'pending' })
     await put('applied', 'ace.gitea')
@@ -97,7 +97,7 @@ describe('modules', () => {
     expect(JSON.parse((await get('/v1/modules/ace/gitea')).body)).toMatchObject({ needs: 1, state: 'pending' })
   })
 
-  it('answers the pending modules anywhere, and refuses a state that is not one of the four', async () => {
+  test('answers the pending modules anywhere, and refuses a state that is not one of the four', async () => {
     expect(states(await both('/v1/modules?state=pending', { what: 'modules', state: 'pending' }))).toEqual({ 'ace.gitea': 'pending', 'ace.mail': 'pending' })
     // A write the answer does not show leaves its ETag alone: the orphaned module's applied entry, rewritten.
     const [pending, all] = await Promise.all([get('/v1/modules?state=pending'), get('/v1/modules')])
@@ -112,14 +112,14 @@ describe('modules', () => {
     expect(JSON.parse(http.body).error).toMatchObject({ code: 'BAD_REQUEST', field: 'state', message: expect.stringContaining('unapplied, pending, applied, orphaned') })
   })
 
-  it('pages by <node>.<module> and cuts at the limit', async () => {
+  test('pages by <node>.<module> and cuts at the limit', async () => {
     const first = await both('/v1/modules?limit=2', { what: 'modules', limit: 2 }) as { next: string, cut: unknown, modules: unknown[] }
     expect(first).toMatchObject({ total: 4, next: 'ace.keycloak', cut: { reason: 'limit', omitted: 2 } })
     const rest = await both(`/v1/modules?after=${first.next}`, { what: 'modules', after: first.next })
     expect(Object.keys(states(rest))).toEqual(['ace.mail', 'ace.wireguard'])
   })
 
-  it('gives one row, 404 when neither needs nor applied has it (a contributor of collect alone is none)', async () => {
+  test('gives one row, 404 when neither needs nor applied has it (a contributor of collect alone is none)', async () => {
     expect(JSON.parse((await get('/v1/modules/ace/keycloak')).body)).toMatchObject({ node: 'ace', module: 'keycloak', state: 'unapplied' })
     for (const path of ['/v1/modules/cy/loki', '/v1/modules/ace/nothing']) {
       const got = await get(path)
@@ -131,7 +131,7 @@ describe('modules', () => {
 })
 
 describe('nodes', () => {
-  it('gives a row per node the three buckets name, a node named only by an out-of-shape key too', async () => {
+  test('gives a row per node the three buckets name, a node named only by an out-of-shape key too', async () => {
     const doc = await both('/v1/nodes', { what: 'nodes' }) as { nodes: Array<Record<string, unknown>> }
     expect(doc).toMatchObject({ what: 'nodes', stale: false, total: 3 })
     expect(doc.nodes.map((n) => n['node'])).toEqual(['ace', 'bob', 'cy'])
@@ -144,7 +144,7 @@ describe('nodes', () => {
     expect(new Date(writes.get('ace') as number).toISOString()).toBe(doc.nodes[0]?.['updated'])
   })
 
-  it('dates a node by the latest write of its entries still there', async () => {
+  test('dates a node by the latest write of its entries still there', async () => {
     await put('collect', 'cy.environment.loki')
     const latest = (await kv.collect.get('cy.environment.loki'))?.created.toISOString()
     expect(JSON.parse((await get('/v1/nodes/cy')).body)).toMatchObject({ collect: 2, updated: latest })
@@ -153,7 +153,7 @@ describe('nodes', () => {
     expect(JSON.parse((await get('/v1/nodes/cy')).body)).toMatchObject({ collect: 1, updated: earlier })
   })
 
-  it('pages by node, keeps a node filter\'s ETag still under another node\'s writes, and 404s a node no key names', async () => {
+  test('pages by node, keeps a node filter\'s ETag still under another node\'s writes, and 404s a node no key names', async () => {
     expect(await both('/v1/nodes?limit=1', { what: 'nodes', limit: 1 })).toMatchObject({ total: 3, next: 'ace', cut: { reason: 'limit', omitted: 2 } })
     expect(await both('/v1/nodes?after=ace&node=bob', { what: 'nodes', after: 'ace', node: 'bob' })).toMatchObject({ total: 1 })
     const before = await get('/v1/nodes?node=ace')
@@ -168,7 +168,7 @@ describe('nodes', () => {
 })
 
 describe('wait with If-None-Match', () => {
-  it('holds /v1/nodes?node=… until its row changes, and answers 304 when the wait ends on another node\'s write', async () => {
+  test('holds /v1/nodes?node=… until its row changes, and answers 304 when the wait ends on another node\'s write', async () => {
     const cy = await get('/v1/nodes?node=cy')
     const held = get('/v1/nodes?node=cy&wait=10s', { 'if-none-match': cy.etag as string })
     await put('collect', 'cy.environment.loki')
@@ -184,7 +184,7 @@ describe('wait with If-None-Match', () => {
 })
 
 describe('facets', () => {
-  it('counts each value with the last revision that touched it, on both faces alike', async () => {
+  test('counts each value with the last revision that touched it, on both faces alike', async () => {
     const doc = await both('/v1/needs/facets?by=node', { what: 'needs', by: 'node' }) as { values: Array<{ value: string, count: number, revision: number }>, revision: number }
     expect(doc).toMatchObject({ what: 'needs', bucket: 'mesh-provisioner_needs', by: 'node', total: 1, outOfShape: 1 })
     expect(doc.values.map(({ value, count }) => [value, count])).toEqual([['ace', 4]])
@@ -196,14 +196,14 @@ describe('facets', () => {
     await remove('needs', 'ace.mail.port.smtp')
   })
 
-  it('sorts collections by their decoded names and pages them by value', async () => {
+  test('sorts collections by their decoded names and pages them by value', async () => {
     const doc = await both('/v1/collect/facets?by=collection', { what: 'collect', by: 'collection' })
     expect(doc).toMatchObject({ total: 2, values: [{ value: 'environment', count: 2 }, { value: 'shell:zsh:normal', count: 2 }] })
     expect(await both('/v1/collect/facets?by=module&limit=1', { what: 'collect', by: 'module', limit: 1 })).toMatchObject({ by: 'contributor', total: 3, values: [{ value: 'gitea', count: 2 }], next: 'gitea', cut: { reason: 'limit', omitted: 2 } })
     expect(await both('/v1/collect/facets?by=contributor&after=gitea', { what: 'collect', by: 'contributor', after: 'gitea' })).toMatchObject({ total: 3, values: [{ value: 'loki' }, { value: 'mail' }] })
   })
 
-  it('counts the registry by kind, each kind once', async () => {
+  test('counts the registry by kind, each kind once', async () => {
     const run = await untilWritten(running)
     const kinds = run.wrote.length + run.left.length
     await vi.waitFor(() => expect(running.views.byWhat.registry.status().keys).toBe(kinds), { timeout: 10_000, interval: 20 })
@@ -213,7 +213,7 @@ describe('facets', () => {
     expect(doc.values.map((v) => v.value)).toContain('secret')
   })
 
-  it('refuses a by the bucket does not count, and a facets route without by', async () => {
+  test('refuses a by the bucket does not count, and a facets route without by', async () => {
     const http = await get('/v1/applied/facets?by=kind')
     const bus = await verb({ what: 'applied', by: 'kind' })
     expect(http.status).toBe(400)

@@ -5,7 +5,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { parse } from 'yaml'
 import { prometheusPresent, promtool } from './support/prometheus.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -19,7 +19,7 @@ const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
 const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
 
 describe('the alert rules', () => {
-  it('are the alerts an operator needs, each with a summary naming the remedy and a README section', () => {
+  test('are the alerts an operator needs, each with a summary naming the remedy and a README section', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'MeshProvisionerNotReady', 'MeshProvisionerBucketMissing', 'MeshProvisionerRegistryWriterFailing', 'MeshProvisionerNatsDisconnected',
       'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
@@ -35,14 +35,14 @@ describe('the alert rules', () => {
 })
 
 describe.skipIf(!prometheusPresent)('the alert rules under promtool', () => {
-  it('pass `promtool check rules`', async () => {
+  test('pass `promtool check rules`', async () => {
     const run = await promtool(['check', 'rules', 'deploy/prometheus/alerts.yml'])
     expect(run.stderr).toBe('')
     expect(run).toMatchObject({ code: 0 })
     expect(run.stdout).toContain(`SUCCESS: ${rules.length} rules found`)
   })
 
-  it('pass `promtool test rules`, which has a test for every alert', async () => {
+  test('pass `promtool test rules`, which has a test for every alert', async () => {
     const tests = parse(await readFile(new URL('../deploy/prometheus/alerts.test.yml', import.meta.url), 'utf8')) as { tests: Array<{ alert_rule_test: Array<{ alertname: string }> }> }
     expect(new Set(tests.tests.flatMap((t) => t.alert_rule_test.map((a) => a.alertname)))).toEqual(new Set(rules.map((r) => r.alert)))
     const run = await promtool(['test', 'rules', 'deploy/prometheus/alerts.test.yml'])
@@ -52,7 +52,7 @@ describe.skipIf(!prometheusPresent)('the alert rules under promtool', () => {
 })
 
 describe.skipIf(!prometheusPresent)('compose\'s monitoring profile', () => {
-  it('runs a Prometheus config that passes `promtool check config`, scraping the service with the metrics token file', async () => {
+  test('runs a Prometheus config that passes `promtool check config`, scraping the service with the metrics token file', async () => {
     const compose = parse(await readFile(new URL('../compose.yaml', import.meta.url), 'utf8')) as { services: Record<string, { profiles?: string[], secrets?: string[], volumes?: string[] }> }
     expect(compose.services['prometheus']).toMatchObject({ profiles: ['monitoring'], secrets: ['metrics_token'], volumes: expect.arrayContaining(['./deploy/prometheus:/etc/prometheus:ro']) })
     // The secret's path exists only in the container: the same config, with a token file of the test's.
@@ -77,7 +77,7 @@ describe('a live /metrics', () => {
   let seeded: Seeded
   beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
 
-  it.skipIf(!prometheusPresent)('passes `promtool check metrics`, node last writes included', async () => {
+  test.skipIf(!prometheusPresent)('passes `promtool check metrics`, node last writes included', async () => {
     const text = await (await fetch(`${seeded.running.url}/metrics`)).text()
     expect(text).toMatch(/^mesh_provisioner_node_last_write_timestamp_seconds\{node="ace"\} \d+(\.\d+)?$/m)
     expect(text).toMatch(/^mesh_provisioner_ready 1$/m)
@@ -86,7 +86,7 @@ describe('a live /metrics', () => {
     expect(run.code).toBe(0)
   })
 
-  it('follows the writes: a node appears with its write, and goes with its last key', async () => {
+  test('follows the writes: a node appears with its write, and goes with its last key', async () => {
     const kv = await seeded.nc.jetstream().views.kv('mesh-provisioner_applied')
     const series = async (): Promise<string | undefined> => /^mesh_provisioner_node_last_write_timestamp_seconds\{node="zed"\} (\S+)$/m.exec(await (await fetch(`${seeded.running.url}/metrics`)).text())?.[1]
     expect(await series()).toBeUndefined()
@@ -97,7 +97,7 @@ describe('a live /metrics', () => {
     await vi.waitFor(async () => { expect(await series()).toBeUndefined() }, { timeout: 5000, interval: 50 })
   })
 
-  it('leaves the node series out with METRICS_NODE_LAST_WRITE=false', async () => {
+  test('leaves the node series out with METRICS_NODE_LAST_WRITE=false', async () => {
     const quiet = await fx.service(seeded.server, { METRICS_NODE_LAST_WRITE: 'false' })
     const text = await (await fetch(`${quiet.url}/metrics`)).text()
     expect(text).toMatch(/^mesh_provisioner_view_keys\{bucket="mesh-provisioner_needs"\} [1-9]/m)

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { PROMETHEUS, prometheusPresent } from './support/prometheus.js'
 import { fixture, killAndRestart, type Fixture } from './support/service.js'
@@ -63,7 +63,7 @@ async function alerts (prometheus: string, name: string): Promise<Alert[]> {
 const wait = { timeout: 20_000, interval: 250 }
 
 describe.skipIf(!prometheusPresent)('a real Prometheus with the shipped rules', () => {
-  it('fires BucketMissing while a bucket is missing and NotReady while NATS is away, and resolves each', async () => {
+  test('fires BucketMissing while a bucket is missing and NotReady while NATS is away, and resolves each', async () => {
     const fx = fixture()
     const server = await fx.server()
     const nc = await fx.admin(server)

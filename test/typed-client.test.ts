@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { consoleClient, describeNeed, type NeedsEvent } from '../clients/typescript/console.js'
 import { asyncApiTypes, openApiTypes } from '../scripts/openapi-types.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -14,12 +14,12 @@ import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 const file = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
 
 describe('the typed client', () => {
-  it('is committed as openapi-typescript makes it from openapi/openapi.json and asyncapi/asyncapi.json (run `npm run openapi`)', async () => {
+  test('is committed as openapi-typescript makes it from openapi/openapi.json and asyncapi/asyncapi.json (run `npm run openapi`)', async () => {
     expect(await readFile(file('../clients/typescript/openapi.ts'), 'utf8')).toBe(await openApiTypes(await readFile(file('../openapi/openapi.json'), 'utf8')))
     expect(await readFile(file('../clients/typescript/asyncapi.ts'), 'utf8')).toBe(await asyncApiTypes(await readFile(file('../asyncapi/asyncapi.json'), 'utf8')))
   })
 
-  it('type-checks the console\'s calls, with no `unknown` in any answer or event', () => {
+  test('type-checks the console\'s calls, with no `unknown` in any answer or event', () => {
     const config = ts.getParsedCommandLineOfConfigFile(file('../tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(String(d.messageText)) } })
     if (config === undefined) throw new Error('tsconfig.json unread')
     const program = ts.createProgram([file('../clients/typescript/console.ts'), file('./typed-client.types.ts')], config.options)
@@ -33,7 +33,7 @@ describe('the console\'s calls against a service', () => {
   let seeded: Seeded
   beforeAll(async () => { seeded = await startSeeded(fx) }, 30_000)
 
-  it('read the registry, a node\'s needs and one need, then follow its needs until synced', async () => {
+  test('read the registry, a node\'s needs and one need, then follow its needs until synced', async () => {
     const client = consoleClient(seeded.running.url)
     const registry = await client.registry()
     expect(registry.entries.map((e) => e.kind)).toContain('secret')

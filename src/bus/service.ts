@@ -79,8 +79,8 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     const query = readRequest(readPayload(text))
     return isOverview(query) ? provisioning.overviews.question(query, { maxBytes }) : provisioning.question(query, { maxBytes })
   }
-  /** `settled`: a question with `since` has had its moment to reach the cursor's revision. */
-  const handle = (msg: ServiceMsg, settled = false): void => {
+  /** `caughtUp`: a question with `since` has had its moment to reach the cursor's revision. */
+  const handle = (msg: ServiceMsg, caughtUp = false): void => {
     const started = process.hrtime.bigint()
     let route = 'invalid'
     let outcome = 'ok'
@@ -91,10 +91,10 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
       const question = questions.obtain(text, maxBytes, () => ask(text, maxBytes))
       const query = question.query
       route = query.what
-      if (!isOverview(query) && query.since !== undefined && !settled) {
+      if (!isOverview(query) && query.since !== undefined && !caughtUp) {
         // A cursor another instance gave may be ahead of this one: answer once it is reached (or refuse then).
         deferred = true
-        void provisioning.settle(query).finally(() => { handle(msg, true) })
+        void provisioning.catchUp(query).finally(() => { handle(msg, true) })
         return
       }
       msg.respond(question.answer().bytes)

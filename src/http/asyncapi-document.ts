@@ -9,7 +9,7 @@ import { Type } from 'typebox'
 import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { Answers, Entries, ErrorBody, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
+import { Answers, EntrySchemas, ErrorBody, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
 import { Live, Reset, Stale, Synced } from './event-schemas.js'
 
 /** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
@@ -162,7 +162,7 @@ export function asyncApiDocument (version: string): Json {
   // The event streams: one channel for each bucket, one message for each event type.
   for (const what of WHATS) {
     const name = capital(what)
-    schemas[`${name}Entry`] = plain(Entries[what])
+    schemas[`${name}Entry`] = plain(EntrySchemas[what])
     const events = streamMessages(what)
     const channelMessages: Json = {}
     for (const [type, { schema, id }] of Object.entries(events)) {

@@ -2,6 +2,7 @@
 // page (@fastify/swagger-ui, its assets served from the installed package, nothing fetched outside).
 
 import type { SwaggerOptions } from '@fastify/swagger'
+import { defined } from '../domain/defined.js'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
 import { LICENSE } from '../version.js'
 import { asyncApiText } from './asyncapi-document.js'
@@ -85,7 +86,7 @@ async function generate (app: FastifyInstance, routes: readonly RouteOptions[], 
   try {
     await doc.register(swagger, swaggerOptions(version))
     for (const schema of Object.values(app.getSchemas())) doc.addSchema(schema)
-    for (const route of routes) doc.route({ method: route.method, url: route.url, ...(route.schema === undefined ? {} : { schema: route.schema }), ...(route.config === undefined ? {} : { config: route.config }), handler: async () => {} })
+    for (const route of routes) doc.route({ method: route.method, url: route.url, ...defined({ schema: route.schema, config: route.config }), handler: async () => {} })
     await doc.ready()
     return doc.swagger()
   } finally {

@@ -6,6 +6,7 @@ import type http from 'node:http'
 import { createRequire } from 'node:module'
 import type { FastifyError, FastifyReply } from 'fastify'
 import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/wire/errors.js'
+import { defined } from '../domain/defined.js'
 
 // Required, not imported: an ESM import of node:http reads every export, and its lazy WebSocket
 // getters load Node's bundled undici, ~3 MB held by a process that never uses it (bench/RESULTS.md).
@@ -48,7 +49,7 @@ export interface Refusal {
 
 /** The error body's JSON text. */
 function errorText ({ code, message, field }: Refusal): string {
-  return JSON.stringify({ error: { code, message, ...(field === undefined ? {} : { field }) } })
+  return JSON.stringify({ error: { code, message, ...defined({ field }) } })
 }
 
 /** Sends the error body with the status of its code. */

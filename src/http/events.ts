@@ -117,7 +117,7 @@ class Sse {
    * written, else once it drained. A reader that takes nothing for `stallMs` is disconnected, so a
    * stream holds at most one event beyond the socket's high-water mark.
    */
-  async room (): Promise<boolean> {
+  async drained (): Promise<boolean> {
     if (!this.raw.writableNeedDrain) return this.open
     let timer: NodeJS.Timeout | undefined
     const drained = await Promise.race([
@@ -151,17 +151,18 @@ class Sse {
 type State = { live: true } | { live: false, reason: string }
 
 /** Follows `query` on one stream until the stream closes. */
-class Follower {
+class StreamOfQuestion {
   /** The cursor of the last change sent; undefined while a snapshot is due. */
   private position: Cursor | undefined
   /** Why the next snapshot is preceded by `reset`. */
   private resetReason: string | undefined
   /** Changes are being read up to now, after a snapshot or a resume: `synced` follows them. */
   private syncing = false
-  /** The state last told: undefined before the first look, which says only `stale`. */
-  private told: boolean | undefined
+  /** The state last announced: undefined before the first look, which says only `stale`. */
+  private announced: boolean | undefined
   private dirty = true
-  private wake: (() => void) | undefined
+  /** Resolves the loop's wait for a change, while it waits. */
+  private waiting: (() => void) | undefined
   /** The question followed, as text: streams asking the same share what they read. */
   private readonly asked: string
 
@@ -178,15 +179,15 @@ class Follower {
 
   async run (): Promise<void> {
     const { provisioning } = this.deps
-    const stop = provisioning.listen(this.query.what, () => this.poke())
-    void this.sse.closed.then(() => this.poke())
+    const stop = provisioning.listen(this.query.what, () => this.wake())
+    void this.sse.closed.then(() => this.wake())
     try {
-      if (this.position !== undefined) await provisioning.settle({ ...this.query, since: this.position })
+      if (this.position !== undefined) await provisioning.catchUp({ ...this.query, since: this.position })
       while (this.sse.open) {
         this.dirty = false
         await this.step()
         if (!this.dirty && this.sse.open) {
-          await new Promise<void>((resolve) => { this.wake = resolve })
+          await new Promise<void>((resolve) => { this.waiting = resolve })
           // Lets a burst of changes land before they are read, so that it costs one read.
           await new Promise((resolve) => setImmediate(resolve))
         }
@@ -196,11 +197,12 @@ class Follower {
     }
   }
 
-  private poke (): void {
+  /** Marks that something changed, and resumes the loop when it waits. */
+  private wake (): void {
     this.dirty = true
-    const wake = this.wake
-    this.wake = undefined
-    wake?.()
+    const waiting = this.waiting
+    this.waiting = undefined
+    waiting?.()
   }
 
   private state (): State {
@@ -219,10 +221,10 @@ class Follower {
   /** One look: says a change of state, then sends a snapshot or the changes after the last one sent. */
   private async step (): Promise<void> {
     const state = this.state()
-    if (state.live !== this.told) {
-      if (state.live && this.told === false) this.sse.send('live', JSON.stringify({ reason: `bucket ${BUCKETS[this.query.what]} is followed live` }))
+    if (state.live !== this.announced) {
+      if (state.live && this.announced === false) this.sse.send('live', JSON.stringify({ reason: `bucket ${BUCKETS[this.query.what]} is followed live` }))
       if (!state.live) this.sse.send('stale', JSON.stringify({ reason: state.reason }))
-      this.told = state.live
+      this.announced = state.live
     }
     if (this.deps.views.byWhat[this.query.what].status().state !== 'live') return
     try {
@@ -257,12 +259,12 @@ class Follower {
     for (;;) {
       for (const json of page.entries) {
         this.sse.send('put', json)
-        if (!(await this.sse.room())) return
+        if (!(await this.sse.drained())) return
       }
       if (page === first) {
         for (const json of first.outOfShape) {
           this.sse.send('outOfShape', json)
-          if (!(await this.sse.room())) return
+          if (!(await this.sse.drained())) return
         }
       }
       if (page.next === undefined) break
@@ -291,13 +293,13 @@ class Follower {
     for (const c of batch.changes) {
       this.sse.send(c.type, c.json, formatCursor(c.revision, next.generation))
       this.position = { revision: c.revision, generation: next.generation }
-      if (!(await this.sse.room())) return
+      if (!(await this.sse.drained())) return
     }
     this.position = next
     if (synced !== undefined) {
       this.syncing = false
       this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)
-      await this.sse.room()
+      await this.sse.drained()
     }
     if (batch.more) this.dirty = true
   }
@@ -433,7 +435,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     })
     stream.write(`retry: ${RETRY_MS}\n\n`)
     try {
-      await new Follower(deps, fanout, stream, query, resume).run()
+      await new StreamOfQuestion(deps, fanout, stream, query, resume).run()
     } catch (err) {
       request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
       stream.end()

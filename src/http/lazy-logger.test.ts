@@ -1,5 +1,5 @@
 import { pino } from 'pino'
-import { expect, it } from 'vitest'
+import { expect, test } from 'vitest'
 import { lazyChildLogger } from './lazy-logger.js'
 
 function logger (): { log: pino.Logger, lines: Array<Record<string, unknown>>, children: () => number } {
@@ -11,7 +11,7 @@ function logger (): { log: pino.Logger, lines: Array<Record<string, unknown>>, c
   return { log, lines, children: () => made }
 }
 
-it('makes the child only when the request logs, and its lines carry the bindings', () => {
+test('makes the child only when the request logs, and its lines carry the bindings', () => {
   const { log, lines, children } = logger()
   const quiet = lazyChildLogger(log, { reqId: 'req-1' }, undefined)
   expect(quiet.level).toBe('info')

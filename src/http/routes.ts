@@ -15,6 +15,7 @@ import { etagOf, sendAnswer } from './answer.js'
 import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
 import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
 import { hold, MAX_WAIT_MS, needsWhat, readWait, type WaitDeps, type Waiting } from './wait.js'
+import { defined } from '../domain/defined.js'
 
 export interface RouteDeps extends WaitDeps {
   provisioning: Provisioning
@@ -37,7 +38,7 @@ export const ANSWER_HEADERS = {
 
 /** A JSON response of a shared schema, with one example, described for the OpenAPI document. */
 export function json (description: string, $id: string, example: unknown, headers?: typeof ANSWER_HEADERS) {
-  return { description, ...(headers === undefined ? {} : { headers }), content: { 'application/json': { schema: Type.Ref($id), example } } }
+  return { description, ...defined({ headers }), content: { 'application/json': { schema: Type.Ref($id), example } } }
 }
 
 export const refused = (description: string, example: unknown) => json(description, 'ErrorBody', example)
@@ -105,7 +106,7 @@ export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void 
       const { question, wait } = asked
       const query = question.query
       const since = query.since
-      if (since !== undefined) await deps.provisioning.settle(query)
+      if (since !== undefined) await deps.provisioning.catchUp(query)
       if (wait !== undefined) {
         needsWhat(since !== undefined, request.headers['if-none-match'])
         const waiting: Waiting = since !== undefined

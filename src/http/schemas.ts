@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, Entries, errorBodySchema, Facets, FILTER_FIELDS, filterList, FilterValues, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, questionFields, RegistryRun, RequestFields, ViewStatus, type FilterField, type RequestField } from '../domain/wire/schemas.js'
+import { Answers, EntrySchemas, errorBodySchema, Facets, FILTER_FIELDS, filterList, FilterValues, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, questionFields, RegistryRun, RequestFields, ViewStatus, type FilterField, type RequestField } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -87,10 +87,10 @@ export function entryParams (what: What): TObject {
 
 /** Each bucket's entry on its own, named for the OpenAPI document. */
 export const ENTRY_SCHEMAS = {
-  registry: { ...Entries.registry, $id: 'RegistryEntry' },
-  needs: { ...Entries.needs, $id: 'NeedsEntry' },
-  applied: { ...Entries.applied, $id: 'AppliedEntry' },
-  collect: { ...Entries.collect, $id: 'CollectEntry' }
+  registry: { ...EntrySchemas.registry, $id: 'RegistryEntry' },
+  needs: { ...EntrySchemas.needs, $id: 'NeedsEntry' },
+  applied: { ...EntrySchemas.applied, $id: 'AppliedEntry' },
+  collect: { ...EntrySchemas.collect, $id: 'CollectEntry' }
 } satisfies Record<What, TSchema & { $id: string }>
 
 /** One node's row and one module's, named for the OpenAPI document (their one-row routes answer them). */

@@ -63,8 +63,8 @@ export function facetsJson (asked: FacetsAsked, n: Narrowing): string {
   }
   const past = after === undefined ? undefined : (row: Row) => Buffer.compare(Buffer.from(row.key), after) > 0
   const page = pageOf(rows(), past, asked.limit, asked.budget)
-  let odd = 0
-  for (const o of contents.outOfShape.values()) if (n.keepsTokens(o.tokens)) odd++
+  let outOfShape = 0
+  for (const o of contents.outOfShape.values()) if (n.keepsTokens(o.tokens)) outOfShape++
   return `{"what":"${what}","bucket":"${BUCKETS[what]}","by":"${by}","revision":${revision},"cursor":"${formatCursor(revision, contents.generation)}",` +
-    `"stale":${asked.stale},"total":${page.total},"values":[${page.rows}],"outOfShape":${odd}${page.tail}}`
+    `"stale":${asked.stale},"total":${page.total},"values":[${page.rows}],"outOfShape":${outOfShape}${page.tail}}`
 }

@@ -13,6 +13,7 @@ import type { Views } from '../follow/views.js'
 import { Answer, type AskOptions } from './provisioning.js'
 import { pageOf, type Row } from './pages.js'
 import { RecentlyUsed } from './recently-used.js'
+import { defined } from '../defined.js'
 
 /** The refusal of a node no key names. */
 export function noNode (node: string): ProvisionerError {
@@ -74,7 +75,7 @@ function * modulesOf (mesh: Mesh, node: string): Generator<{ module: string, nee
     const n = present(needs?.get(module))
     const a = present(applied?.get(module))
     const state = stateOf(n, a)
-    if (state !== undefined) yield { module, ...(n === undefined ? {} : { needs: n }), ...(a === undefined ? {} : { applied: a }), state }
+    if (state !== undefined) yield { module, ...defined({ needs: n, applied: a }), state }
   }
 }
 
@@ -85,9 +86,9 @@ function nodeJson (mesh: Mesh, node: string): string | undefined {
   for (const m of modulesOf(mesh, node)) states[m.state]++
   let latest: Group | undefined
   for (const x of t) if (x !== undefined && x.entries.count > 0 && (latest === undefined || compareInstants(x.entries, latest) > 0)) latest = x.entries
-  const odd = t.reduce((sum, x) => sum + (x?.outOfShape ?? 0), 0)
+  const outOfShape = t.reduce((sum, x) => sum + (x?.outOfShape ?? 0), 0)
   const updated = latest === undefined ? 'null' : `"${new Date(latest.ms).toISOString()}"`
-  return `{"node":"${node}","needs":${t[0]?.entries.count ?? 0},"applied":${t[1]?.entries.count ?? 0},"collect":${t[2]?.entries.count ?? 0},"outOfShape":${odd},"updated":${updated},` +
+  return `{"node":"${node}","needs":${t[0]?.entries.count ?? 0},"applied":${t[1]?.entries.count ?? 0},"collect":${t[2]?.entries.count ?? 0},"outOfShape":${outOfShape},"updated":${updated},` +
     `"modules":{"applied":${states.applied},"pending":${states.pending},"unapplied":${states.unapplied},"orphaned":${states.orphaned}}}`
 }
 
@@ -245,7 +246,7 @@ export function createOverviews (views: Views): Overviews {
       // collect's second token is a collection, not a module: only the node narrows it.
       const node = query.filter['node']
       const module = query.filter['module']
-      return bucketsOf(query).map((what) => ({ what, filter: { ...(node === undefined ? {} : { node }), ...(module === undefined || what === 'collect' ? {} : { module }) } }))
+      return bucketsOf(query).map((what) => ({ what, filter: defined({ node, module: what === 'collect' ? undefined : module }) }))
     },
     version: (query, opts) => ask(query, opts).version,
     question (query, opts = {}) {

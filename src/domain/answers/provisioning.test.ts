@@ -283,7 +283,7 @@ describe('since: the changes after a cursor', () => {
     expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: `9${c.generation}` } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
   })
 
-  test('settle waits only for a cursor ahead: an older generation\'s is refused at once', async () => {
+  test('catchUp waits only for a cursor ahead: an older generation\'s is refused at once', async () => {
     const c = new Contents('applied', CREATED)
     put(c, 'n1.a', '{}')
     c.buildIndexes()
@@ -291,7 +291,7 @@ describe('since: the changes after a cursor', () => {
     const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
     const timed = async (generation: string, revision: number): Promise<number> => {
       const started = Date.now()
-      await p.settle({ what: 'applied', filter: {}, since: { revision, generation } }, 300)
+      await p.catchUp({ what: 'applied', filter: {}, since: { revision, generation } }, 300)
       return Date.now() - started
     }
     expect(await timed('5', c.revision + 10)).toBeLessThan(100)

@@ -14,6 +14,7 @@ import { entryHead, type StoredEntry } from '../store/entry.js'
 import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { Views } from '../follow/views.js'
+import { defined } from '../defined.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
 export class Answer {
@@ -137,7 +138,7 @@ export interface Provisioning {
    * Waits a moment for this instance to reach the revision of `query.since` when another instance
    * gave the cursor and this one has not read as far yet; the question then refuses or answers.
    */
-  settle (query: Query, ms?: number): Promise<void>
+  catchUp (query: Query, ms?: number): Promise<void>
   /**
    * Resolves when a change that one of `queries` would show lands after its `since` (after now,
    * for one without), when the view's state changes (stale, live, another generation), when
@@ -160,7 +161,7 @@ export function noEntry (what: What, key: string): ProvisionerError {
 }
 
 /** How long a question waits for this instance to reach a cursor another one gave. */
-const SETTLE_MS = 2000
+const CATCH_UP_MS = 2000
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
 export interface Narrowing {
@@ -215,10 +216,10 @@ function deletedJson (what: What, key: string, revision: number): string {
 }
 
 /** The out-of-shape keys the filter keeps, sorted by key. */
-function * oddKept (contents: Contents, n: Narrowing): Generator<OutOfShapeEntry> {
-  const odd = contents.oddKeys
-  for (let i = 0; i < odd.size; i++) {
-    const o = contents.outOfShape.get(odd.at(i) as string)
+function * outOfShapeKept (contents: Contents, n: Narrowing): Generator<OutOfShapeEntry> {
+  const keys = contents.outOfShapeKeys
+  for (let i = 0; i < keys.size; i++) {
+    const o = contents.outOfShape.get(keys.at(i) as string)
     if (o !== undefined && n.keepsTokens(o.tokens)) yield o
   }
 }
@@ -236,7 +237,7 @@ function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json
   const parts: string[] = []
   let bytes = 0
   let omitted = 0
-  for (const o of oddKept(contents, n)) {
+  for (const o of outOfShapeKept(contents, n)) {
     if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
       parts.push(o.json)
       bytes += o.bytes + 1
@@ -251,8 +252,8 @@ function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json
 function changeOf (contents: Contents, what: What, n: Narrowing, key: string, revision: number): (Change & { entry?: StoredEntry }) | undefined {
   const entry = contents.entries.get(key)
   if (entry !== undefined) return n.matches(entry.fields) ? { type: 'put', json: entry.json, revision, entry } : undefined
-  const odd = contents.outOfShape.get(key)
-  if (odd !== undefined) return n.keepsTokens(odd.tokens) ? { type: 'outOfShape', json: odd.json, revision } : undefined
+  const stray = contents.outOfShape.get(key)
+  if (stray !== undefined) return n.keepsTokens(stray.tokens) ? { type: 'outOfShape', json: stray.json, revision } : undefined
   const parsed = parseKey(what, key)
   return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? { type: 'delete', json: deletedJson(what, key, revision), revision } : undefined
 }
@@ -385,10 +386,10 @@ export function createProvisioning (views: Views): Provisioning {
 
   function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
     const { what, contents } = head
-    const odd = outOfShapePart(contents, n, budget * OUT_OF_SHAPE_SHARE)
+    const part = outOfShapePart(contents, n, budget * OUT_OF_SHAPE_SHARE)
     const { set, exact } = contents.candidates(n.positions)
     const taken: string[] = []
-    let used = odd.bytes
+    let used = part.bytes
     let total = 0
     let omitted = 0
     let cut: 'payload' | 'limit' | undefined
@@ -401,7 +402,7 @@ export function createProvisioning (views: Views): Provisioning {
       if (after !== undefined && e.key <= after) continue
       if (cut === undefined) {
         const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
-        const json = e.bytes + 1 + tail > budget - odd.bytes ? tooLarge(what, e, budget) : e.json
+        const json = e.bytes + 1 + tail > budget - part.bytes ? tooLarge(what, e, budget) : e.json
         const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
         if (taken.length >= limit) cut = 'limit'
         else if (used + bytes + 1 + tail > budget) cut = 'payload'
@@ -420,8 +421,8 @@ export function createProvisioning (views: Views): Provisioning {
     }
     if (exact) total = set.size
 
-    let json = `${open(head, revision, total)},"entries":[${taken.join(',')}],"outOfShape":${odd.json}`
-    if (odd.omitted > 0) json += `,"outOfShapeOmitted":${odd.omitted}`
+    let json = `${open(head, revision, total)},"entries":[${taken.join(',')}],"outOfShape":${part.json}`
+    if (part.omitted > 0) json += `,"outOfShapeOmitted":${part.omitted}`
     if (cut !== undefined && next === undefined && after !== undefined) next = after
     if (cut !== undefined && next !== undefined) json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
     return `${json},"cursor":"${formatCursor(revision, contents.generation)}"}`
@@ -478,14 +479,14 @@ export function createProvisioning (views: Views): Provisioning {
         entries.push(e.json)
         last = e.key
       }
-      const outOfShape = after === undefined ? [...oddKept(contents, n)].map((o) => o.json) : []
-      return { entries, outOfShape, total: countOf(contents, n), ...(next === undefined ? {} : { next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
+      const outOfShape = after === undefined ? [...outOfShapeKept(contents, n)].map((o) => o.json) : []
+      return { entries, outOfShape, total: countOf(contents, n), ...defined({ next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
     },
     count (query) {
       const { contents, stale } = read(query)
       return { total: countOf(contents, narrowing(query.what, query.filter)), stale }
     },
-    async settle (query, ms = SETTLE_MS) {
+    async catchUp (query, ms = CATCH_UP_MS) {
       const since = query.since
       if (since === undefined || !ahead(query.what, since)) return
       // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at

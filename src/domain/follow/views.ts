@@ -8,6 +8,7 @@ import type { Static } from 'typebox'
 import type { NatsServerStatus, ViewStatus } from '../wire/schemas.js'
 import { BucketFollower } from './bucket-follower.js'
 import { purgeDefect } from './server-defects.js'
+import { defined } from '../defined.js'
 
 export interface Views {
   readonly byWhat: Readonly<Record<What, BucketFollower>>
@@ -44,8 +45,7 @@ export async function createViews ({ nc, log, inboxPrefix, registryAfter, retryM
     jsm,
     log,
     inboxPrefix,
-    ...(retryMs === undefined ? {} : { retryMs }),
-    ...(checkMs === undefined ? {} : { checkMs })
+    ...defined({ retryMs, checkMs })
   })])) as Record<What, BucketFollower>
   let connected = !nc.isClosed()
   const all = Object.values(byWhat)

@@ -27,7 +27,7 @@ function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** Makes one key hold `want` (or nothing, for null), re-reading after a lost compare-and-set. */
-async function settle (kv: KV, key: string, want: Uint8Array | null): Promise<Outcome> {
+async function converge (kv: KV, key: string, want: Uint8Array | null): Promise<Outcome> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await kv.get(key)
     const present = current !== null && current.operation === 'PUT'
@@ -86,10 +86,10 @@ export class RegistryWriter {
       const kv = await this.opts.open()
       const stored: string[] = []
       for await (const key of await kv.keys()) stored.push(key)
-      for (const [kind, { bytes }] of this.opts.compiled) run[await settle(kv, kind, bytes)].push(kind)
+      for (const [kind, { bytes }] of this.opts.compiled) run[await converge(kv, kind, bytes)].push(kind)
       for (const key of stored) {
         if (this.opts.compiled.has(key)) continue
-        if (await settle(kv, key, null) === 'deleted') run.deleted.push(key)
+        if (await converge(kv, key, null) === 'deleted') run.deleted.push(key)
       }
       run.ok = true
       this.failures = 0

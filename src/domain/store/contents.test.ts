@@ -17,7 +17,7 @@ function feeder (c: Contents) {
 }
 
 const keysOf = (c: Contents, set: KeySet): string[] => Array.from({ length: set.size }, (_, i) => c.entries.keys.keyAt(set.slotAt(i)))
-const oddKeysOf = (c: Contents): string[] => Array.from({ length: c.oddKeys.size }, (_, i) => c.oddKeys.at(i) as string)
+const oddKeysOf = (c: Contents): string[] => Array.from({ length: c.outOfShapeKeys.size }, (_, i) => c.outOfShapeKeys.at(i) as string)
 
 /** A filter of field positions, each with one value or several. */
 const valuesAt = (filter: Array<[number, string | string[]]>): FieldValues => new Map(filter.map(([p, v]) => [p, typeof v === 'string' ? [v] : v]))

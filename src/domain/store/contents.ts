@@ -101,13 +101,13 @@ export class Contents {
    * another node's out-of-shape write leaves its revision alone. Bounded by the tokens of this
    * generation's out-of-shape keys, as the sets of the indexes are by their values.
    */
-  private readonly oddAt: Array<{ byToken: Map<string, number>, none: number }>
-  private oddSeen = false
+  private readonly outOfShapeAt: Array<{ byToken: Map<string, number>, none: number }>
+  private outOfShapeSeen = false
   /** The generation as cursors name it (SPEC §8). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
   all: SortedSlots | undefined
-  oddKeys = new SortedKeys()
+  outOfShapeKeys = new SortedKeys()
   /** Keyed by the positions arrays of INDEXES themselves. */
   private readonly indexes = new Map<readonly number[], Map<string, SortedSlots>>()
   /** The revision of each value of a prefix index (`isPrefix`), keyed as `indexes`: its keys are a range of `all`. */
@@ -128,7 +128,7 @@ export class Contents {
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = new Entries(what)
-    this.oddAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
+    this.outOfShapeAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
     this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
     this.tally = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens))
@@ -214,10 +214,10 @@ export class Contents {
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
       return slot
     }
-    const odd = this.outOfShape.get(key)
-    if (odd !== undefined || !put) {
+    const held = this.outOfShape.get(key)
+    if (held !== undefined || !put) {
       // An out-of-shape key, or the deletion of a key this generation does not hold: no index holds it.
-      this.changeOutOfShape(key, revision, put, odd?.reason)
+      this.changeOutOfShape(key, revision, put, held?.reason)
       return slot ?? this.otherNumber(key)
     }
     const parsed = parseKey(this.what, key)
@@ -235,44 +235,44 @@ export class Contents {
     if (put) {
       const json = outOfShapeJson(key, revision, reason as string)
       if (!this.outOfShape.has(key)) {
-        if (this.indexed) this.oddKeys.add(key)
+        if (this.indexed) this.outOfShapeKeys.add(key)
         this.tally?.outOfShape(key, 1)
       }
       const tokens = key.split('.')
       this.outOfShape.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
-      this.markOdd(tokens, revision)
+      this.markOutOfShape(tokens, revision)
       return
     }
     const held = this.outOfShape.get(key)
     if (held !== undefined) {
       this.outOfShape.delete(key)
-      if (this.indexed) this.oddKeys.delete(key)
+      if (this.indexed) this.outOfShapeKeys.delete(key)
       this.tally?.outOfShape(key, -1)
-      this.markOdd(held.tokens, revision)
+      this.markOutOfShape(held.tokens, revision)
       return
     }
     // The deletion of a key never held: its fields, when it has them, say which answers it touches.
     const parsed = parseKey(this.what, key)
-    if (!parsed.ok) this.markOdd(key.split('.'), revision)
+    if (!parsed.ok) this.markOutOfShape(key.split('.'), revision)
     else if (this.indexed) this.index(parsed.values, revision)
   }
 
-  /** Marks an out-of-shape key's change under each of its tokens (see oddAt). */
-  private markOdd (tokens: readonly string[], revision: number): void {
-    this.oddSeen = true
-    this.oddAt.forEach((at, p) => {
+  /** Marks an out-of-shape key's change under each of its tokens (see outOfShapeAt). */
+  private markOutOfShape (tokens: readonly string[], revision: number): void {
+    this.outOfShapeSeen = true
+    this.outOfShapeAt.forEach((at, p) => {
       const token = tokens[p]
       if (token === undefined) at.none = revision
       else at.byToken.set(token, revision)
     })
   }
 
-  /** The last revision of an out-of-shape key a filter on `filter`'s fields may keep (see oddAt). */
-  private oddRevisionFor (filter: FieldValues): number {
-    if (!this.oddSeen) return 0
+  /** The last revision of an out-of-shape key a filter on `filter`'s fields may keep (see outOfShapeAt). */
+  private outOfShapeRevisionFor (filter: FieldValues): number {
+    if (!this.outOfShapeSeen) return 0
     let revision = Infinity
     for (const [p, values] of filter) {
-      const at = this.oddAt[p]
+      const at = this.outOfShapeAt[p]
       if (at === undefined) continue
       let kept = at.none
       for (const value of values) kept = Math.max(kept, at.byToken.get(tokenOf(FIELDS[this.what][p] as string, value)) ?? 0)
@@ -312,7 +312,7 @@ export class Contents {
    */
   revisionFor (filter: FieldValues): number {
     if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.oddRevisionFor(filter), this.expiredBefore)
+    return Math.max(this.candidates(filter).set.revision, this.outOfShapeRevisionFor(filter), this.expiredBefore)
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
@@ -358,7 +358,7 @@ export class Contents {
       }
       this.indexes.set(positions, byValue)
     }
-    this.oddKeys = new SortedKeys([...this.outOfShape.keys()].sort())
+    this.outOfShapeKeys = new SortedKeys([...this.outOfShape.keys()].sort())
     this.all = new SortedSlots(keys, slots)
     this.all.revision = this.revision
     for (const [key, revision] of this.deletions) {

@@ -1,6 +1,8 @@
 // Errors are values: a stable code, a message that names what was wrong and the remedy, and the
 // field at fault when there is one. Transports map the code once each (src/http, src/bus).
 
+import { defined } from '../defined.js'
+
 export const ERROR_CODES = ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING', 'INTERNAL'] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
@@ -17,7 +19,7 @@ export class ProvisionerError extends Error {
 
   /** The JSON error body every face answers with. */
   toBody (): { error: { code: ErrorCode, message: string, field?: string } } {
-    return { error: { code: this.code, message: this.message, ...(this.field === undefined ? {} : { field: this.field }) } }
+    return { error: { code: this.code, message: this.message, ...defined({ field: this.field }) } }
   }
 }
 

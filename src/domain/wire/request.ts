@@ -7,6 +7,7 @@
 import { Compile } from 'typebox/schema'
 import { type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
+import { defined } from '../defined.js'
 import { badRequest } from './errors.js'
 import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
 
@@ -164,8 +165,7 @@ export function readRequest (input: unknown): Query | OverviewQuery {
     return {
       what: what as Overview,
       filter,
-      ...(request['after'] === undefined ? {} : { after: request['after'] as string }),
-      ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number })
+      ...defined({ after: request['after'] as string | undefined, limit: request['limit'] as number | undefined })
     }
   }
   const by = request['by'] === undefined ? undefined : facetField(what as What, request['by'] as string)
@@ -178,10 +178,12 @@ export function readRequest (input: unknown): Query | OverviewQuery {
   return {
     what: what as What,
     filter,
-    ...(request['after'] === undefined ? {} : { after: request['after'] as string }),
-    ...(request['limit'] === undefined ? {} : { limit: request['limit'] as number }),
-    ...(request['since'] === undefined ? {} : { since: parseCursor(request['since'] as string) }),
-    ...(by === undefined ? {} : { by })
+    ...defined({
+      after: request['after'] as string | undefined,
+      limit: request['limit'] as number | undefined,
+      since: request['since'] === undefined ? undefined : parseCursor(request['since'] as string),
+      by
+    })
   }
 }
 

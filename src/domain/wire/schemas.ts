@@ -212,7 +212,7 @@ function answerSchema (what: What) {
   }, { description: `The ${what} answer.`, $id: `${what[0]?.toUpperCase()}${what.slice(1)}Answer` })
 }
 
-export const Entries = {
+export const EntrySchemas = {
   registry: entrySchema('registry'),
   needs: entrySchema('needs'),
   applied: entrySchema('applied'),
