@@ -3691,7 +3691,10 @@ export interface operations {
     };
     getNode: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -3851,7 +3854,10 @@ export interface operations {
     };
     getModule: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Hold the request at most this long (`500ms`, `5s`, a bare number is seconds; at most 60s): with `since`, until something this answer would show changes after the cursor; else with If-None-Match, while the answer still has that ETag (then 200 with the new answer, or 304 when the wait ends unchanged; an If-None-Match that does not match answers at once). Without either, 400. Beyond HTTP_MAX_WAITS held requests, 503 with Retry-After. */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**

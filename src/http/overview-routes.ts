@@ -10,7 +10,7 @@ import { badRequest as badRequestOf } from '../domain/wire/errors.js'
 import { readOverviewParameters, readParameters, readRequest, type OverviewQuery, type Query } from '../domain/wire/request.js'
 import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../domain/wire/schemas.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
-import { questionBytes, type Answer } from '../domain/answers/provisioning.js'
+import { Answer, questionBytes } from '../domain/answers/provisioning.js'
 import { askedAs } from './access.js'
 import { etagOf, sendAnswer } from './answer.js'
 import { refusal } from './examples.js'
@@ -158,6 +158,19 @@ function pathQuery (what: Overview, params: Record<string, string>, fields: read
   return query
 }
 
+/** One row's answer, held by `wait` with If-None-Match like every answer with an ETag (SPEC §8). */
+async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], deps: RouteDeps, query: OverviewQuery, url: string, rowOf: () => { json: string, version: string }): Promise<ReturnType<typeof sendAnswer>> {
+  const { wait, ...parameters } = request.query as Record<string, unknown>
+  readParameters('registry', parameters, `GET ${url}`, [])
+  const asked: Asked = {
+    question: { version: () => rowOf().version, answer: () => { const row = rowOf(); return new Answer(row.json, row.version) } },
+    wait: readWait(wait),
+    moves: () => deps.provisioning.overviews.moves(query)
+  }
+  // A row's ETag is its digest alone: the bus's max payload does not cut one row.
+  return await sendTagged(request, reply, asked, 0, deps)
+}
+
 /** `GET /v1/nodes/{node}` and `GET /v1/modules/{node}/{module}`: one row, 404 when there is none. */
 function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
@@ -170,7 +183,7 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       summary: 'One node\'s row: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.',
       description: 'The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change.',
       params: Type.Object({ node: token('node') }, { additionalProperties: false }),
-      querystring: Type.Object({}, { additionalProperties: false }),
+      querystring: querystringOfFields(['wait']),
       response: {
         200: json('The node\'s row.', ROW_SCHEMAS.node.$id, NODE_EXAMPLE, ANSWER_HEADERS),
         304: notModified,
@@ -180,10 +193,9 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       }
     }
   }, async (request, reply) => {
-    const { filter } = pathQuery('nodes', request.params as Record<string, string>, ['node'], '/v1/nodes/{node}')
-    readParameters('registry', request.query as object, 'GET /v1/nodes/{node}', [])
-    const row = deps.provisioning.overviews.node(filter['node']?.[0] as string)
-    return sendAnswer(request, reply, etagOf(row.version, 0), () => row.json)
+    const query = pathQuery('nodes', request.params as Record<string, string>, ['node'], '/v1/nodes/{node}')
+    const node = query.filter['node']?.[0] as string
+    return await sendRow(request, reply, deps, query, '/v1/nodes/{node}', () => deps.provisioning.overviews.node(node))
   })
   app.get('/v1/modules/:node/:module', {
     validatorCompiler: judgedByTheDomain,
@@ -193,7 +205,7 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       summary: 'One module on one node, with its provisioning state.',
       description: `The row \`GET /v1/modules\` gives the module on the node; its state is one of ${MODULE_STATES.join(', ')}. Carries an ETag that moves only when the row would change.`,
       params: Type.Object({ node: token('node'), module: token('module') }, { additionalProperties: false }),
-      querystring: Type.Object({}, { additionalProperties: false }),
+      querystring: querystringOfFields(['wait']),
       response: {
         200: json('The module\'s row.', ROW_SCHEMAS.module.$id, MODULE_EXAMPLE, ANSWER_HEADERS),
         304: notModified,
@@ -203,9 +215,8 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       }
     }
   }, async (request, reply) => {
-    const { filter } = pathQuery('modules', request.params as Record<string, string>, ['node', 'module'], '/v1/modules/{node}/{module}')
-    readParameters('registry', request.query as object, 'GET /v1/modules/{node}/{module}', [])
-    const row = deps.provisioning.overviews.module(filter['node']?.[0] as string, filter['module']?.[0] as string)
-    return sendAnswer(request, reply, etagOf(row.version, 0), () => row.json)
+    const query = pathQuery('modules', request.params as Record<string, string>, ['node', 'module'], '/v1/modules/{node}/{module}')
+    const [node, module] = [query.filter['node']?.[0] as string, query.filter['module']?.[0] as string]
+    return await sendRow(request, reply, deps, query, '/v1/modules/{node}/{module}', () => deps.provisioning.overviews.module(node, module))
   })
 }
