@@ -13,6 +13,7 @@ import { refusalOf, registerAccess, registerTokenSelf } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
 import { registerEvents, type EventsOptions } from './events.js'
+import type { FollowedViews } from './stream-of-question.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { Pool } from './holds.js'
 import { registerOperations } from './operations.js'
@@ -228,7 +229,10 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   registerRoutes(app, { ...deps, waits })
   registerOverviewRoutes(app, { ...deps, waits })
   registerTokenSelf(app, deps.tokens === undefined)
-  registerEvents(app, { ...deps, ...deps.events, streams })
+  // A stream asks the views only this, beside Provisioning.
+  const { views } = deps
+  const followed: FollowedViews = { status: (what) => views.byWhat[what].status(), held: (what) => views.byWhat[what].read(), connected: () => views.connected() }
+  registerEvents(app, { ...deps, ...deps.events, views: followed, streams })
   registerOperations(app, deps)
   return app
 }
