@@ -9,17 +9,17 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { refusalOf, registerAccess, registerTokenSelf } from './access.js'
+import { access, refusalOf, tokenSelf } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
-import { registerEvents, type EventsOptions } from './events.js'
+import { events, type EventsOptions } from './events.js'
 import type { FollowedViews } from './stream-of-question.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { Pool } from './holds.js'
-import { registerOperations } from './operations.js'
+import { operations } from './operations.js'
 import { brokenEscape } from './query-string.js'
-import { registerRoutes } from './routes.js'
-import { registerOverviewRoutes } from './overview-routes.js'
+import { routes } from './routes.js'
+import { overviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
@@ -208,7 +208,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     }
   })
   // After CORS, so that a refusal carries the CORS headers a console in a browser needs to read it.
-  registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })
+  await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
   // Held requests, one pool per limit, shared fairly between callers (holds.ts says the rule).
@@ -226,14 +226,14 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     for (const held of waits.holds()) held.end({ early: true })
   })
-  registerRoutes(app, { ...deps, waits })
-  registerOverviewRoutes(app, { ...deps, waits })
-  registerTokenSelf(app, deps.tokens === undefined)
+  await app.register(routes, { ...deps, waits })
+  await app.register(overviewRoutes, { ...deps, waits })
+  await app.register(tokenSelf, { open: deps.tokens === undefined })
   // A stream asks the views only this, beside Provisioning.
   const { views } = deps
   const followed: FollowedViews = { status: (what) => views.byWhat[what].status(), held: (what) => views.byWhat[what].read(), connected: () => views.connected() }
-  registerEvents(app, { ...deps, ...deps.events, views: followed, streams })
-  registerOperations(app, deps)
+  await app.register(events, { ...deps, ...deps.events, views: followed, streams })
+  await app.register(operations, deps)
   return app
 }
 

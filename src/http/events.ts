@@ -3,6 +3,7 @@
 
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
 import { badRequest, ProvisionerError } from '../domain/wire/errors.js'
@@ -106,7 +107,10 @@ function streamQuerystring (what: What) {
   return Type.Object(properties, { additionalProperties: false })
 }
 
-export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
+/** The event streams, a plugin of their own: their streams, hooks and shared reads are theirs. */
+export const events = fp<EventsDeps>(async (app, deps) => { registerEvents(app, deps) }, { name: 'events', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
+function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
   const stallMs = deps.stallMs ?? STALL_MS
   /** Each open stream. */
