@@ -122,9 +122,10 @@ function presented (request: FastifyRequest): string | undefined {
 /**
  * Who may read, as a plugin that every route sees (fastify-plugin): it decorates the request
  * (`tokenName`, `token`, `admitted`, `narrowedTo`) and checks each route's token; the parts that
- * read those decorations name it among their dependencies.
+ * read those decorations name it among their dependencies. It follows the request line's checks
+ * (app.ts), so that their refusals come first.
  */
-export const access = fp<AccessDeps>(async (app, deps) => { registerAccess(app, deps) }, { name: 'access', fastify: '5.x' })
+export const access = fp<AccessDeps>(async (app, deps) => { registerAccess(app, deps) }, { name: 'access', fastify: '5.x', dependencies: ['request-line'] })
 
 export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('tokenName', undefined)
