@@ -11,7 +11,8 @@ import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js
 import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, Query } from '../wire/request.js'
 import { entryHead, type StoredEntry } from '../store/entry.js'
-import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
+import type { Contents } from '../store/contents.js'
+import { narrowing, Selection, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { Views } from '../follow/views.js'
 import { defined } from '../defined.js'
@@ -160,44 +161,10 @@ export function noEntry (what: What, key: string): ProvisionerError {
   return new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
 }
 
+export { narrowing, type Narrowing } from './selection.js'
+
 /** How long a question waits for this instance to reach a cursor another one gave. */
 const CATCH_UP_MS = 2000
-
-/** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
-export interface Narrowing {
-  positions: FieldValues
-  matches: (fields: readonly string[]) => boolean
-  keepsTokens: (tokens: readonly string[]) => boolean
-}
-
-/** Whether `value` is one of `values`: a field's one value, or a set of several. */
-type Kept = string | ReadonlySet<string>
-const keeps = (kept: Kept, value: string | undefined): boolean => typeof kept === 'string' ? value === kept : value !== undefined && kept.has(value)
-const keptOf = (values: readonly string[]): Kept => values.length === 1 ? values[0] as string : new Set(values)
-
-export function narrowing (what: What, filter: Filter): Narrowing {
-  const positions = new Map<number, readonly string[]>()
-  const fields: Array<[number, Kept]> = []
-  const tokens: Array<[number, Kept]> = []
-  FIELDS[what].forEach((f, i) => {
-    const values = filter[f]
-    if (values === undefined) return
-    positions.set(i, values)
-    fields.push([i, keptOf(values)])
-    tokens.push([i, keptOf(values.map((v) => tokenOf(f, v)))])
-  })
-  return {
-    positions,
-    matches: (have) => {
-      for (const [p, kept] of fields) if (!keeps(kept, have[p])) return false
-      return true
-    },
-    // An out-of-shape key is left out only when a token it does have is none of the filter's. A
-    // key always has a first token, so a node filter (a scoped token's too) keeps only the
-    // out-of-shape keys that start with one of its nodes.
-    keepsTokens: (have) => tokens.every(([p, kept]) => have[p] === undefined || keeps(kept, have[p]))
-  }
-}
 
 function versionOf (contents: Contents, revision: number, stale: boolean): string {
   return `${revision}-${stale ? 's' : 'c'}-${contents.generation}`
@@ -215,29 +182,11 @@ function deletedJson (what: What, key: string, revision: number): string {
   return `${head},"revision":${revision}}`
 }
 
-/** The out-of-shape keys the filter keeps, sorted by key. */
-function * outOfShapeKept (contents: Contents, n: Narrowing): Generator<OutOfShapeEntry> {
-  const keys = contents.outOfShapeKeys
-  for (let i = 0; i < keys.size; i++) {
-    const o = contents.outOfShape.get(keys.at(i) as string)
-    if (o !== undefined && n.keepsTokens(o.tokens)) yield o
-  }
-}
-
-/** How many entries the filter keeps: the narrowest set's size when every key in it matches. */
-function countOf (contents: Contents, n: Narrowing): number {
-  const { set, exact } = contents.candidates(n.positions)
-  if (exact) return set.size
-  let total = 0
-  for (let i = 0; i < set.size; i++) if (n.matches(contents.entries.at(set.slotAt(i)).fields)) total++
-  return total
-}
-
-function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json: string, bytes: number, omitted: number } {
+function outOfShapePart (selection: Selection, room: number): { json: string, bytes: number, omitted: number } {
   const parts: string[] = []
   let bytes = 0
   let omitted = 0
-  for (const o of outOfShapeKept(contents, n)) {
+  for (const o of selection.outOfShape()) {
     if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
       parts.push(o.json)
       bytes += o.bytes + 1
@@ -386,20 +335,14 @@ export function createProvisioning (views: Views): Provisioning {
 
   function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
     const { what, contents } = head
-    const part = outOfShapePart(contents, n, budget * OUT_OF_SHAPE_SHARE)
-    const { set, exact } = contents.candidates(n.positions)
+    const selection = new Selection(contents, n)
+    const part = outOfShapePart(selection, budget * OUT_OF_SHAPE_SHARE)
     const taken: string[] = []
     let used = part.bytes
-    let total = 0
     let omitted = 0
     let cut: 'payload' | 'limit' | undefined
     let next: string | undefined
-    const start = exact && after !== undefined ? set.upperBound(after) : 0
-    for (let i = start; i < set.size; i++) {
-      const e = contents.entries.at(set.slotAt(i))
-      if (!exact && !n.matches(e.fields)) continue
-      total++
-      if (after !== undefined && e.key <= after) continue
+    const walked = selection.walk(after, (e) => {
       if (cut === undefined) {
         const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
         const json = e.bytes + 1 + tail > budget - part.bytes ? tooLarge(what, e, budget) : e.json
@@ -410,16 +353,15 @@ export function createProvisioning (views: Views): Provisioning {
           taken.push(json)
           used += bytes + 1
           next = e.key
-          continue
+          return true
         }
       }
       omitted++
-      if (exact) {
-        omitted = set.size - i
-        break
-      }
-    }
-    if (exact) total = set.size
+      // An exact set counts what is left without walking it.
+      return !selection.exact
+    })
+    const total = selection.exact ? selection.count() : walked.before + walked.after
+    if (selection.exact && cut !== undefined) omitted = total - walked.before - walked.after + 1
 
     let json = `${open(head, revision, total)},"entries":[${taken.join(',')}],"outOfShape":${part.json}`
     if (part.omitted > 0) json += `,"outOfShapeOmitted":${part.omitted}`
@@ -463,28 +405,25 @@ export function createProvisioning (views: Views): Provisioning {
     version,
     snapshot (query, after, limit) {
       const { contents, stale } = read(query)
-      const n = narrowing(query.what, query.filter)
-      const { set, exact } = contents.candidates(n.positions)
+      const selection = new Selection(contents, narrowing(query.what, query.filter))
       const entries: string[] = []
       let next: string | undefined
       let last = after
-      for (let i = exact && after !== undefined ? set.upperBound(after) : 0; i < set.size; i++) {
-        const e = contents.entries.at(set.slotAt(i))
-        if (!exact && !n.matches(e.fields)) continue
-        if (after !== undefined && e.key <= after) continue
+      selection.walk(after, (e) => {
         if (entries.length === limit) {
           next = last
-          break
+          return false
         }
         entries.push(e.json)
         last = e.key
-      }
-      const outOfShape = after === undefined ? [...outOfShapeKept(contents, n)].map((o) => o.json) : []
-      return { entries, outOfShape, total: countOf(contents, n), ...defined({ next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
+        return true
+      })
+      const outOfShape = after === undefined ? [...selection.outOfShape()].map((o) => o.json) : []
+      return { entries, outOfShape, total: selection.count(), ...defined({ next }), cursor: formatCursor(contents.revisionFor(selection.n.positions), contents.generation), stale }
     },
     count (query) {
       const { contents, stale } = read(query)
-      return { total: countOf(contents, narrowing(query.what, query.filter)), stale }
+      return { total: new Selection(contents, narrowing(query.what, query.filter)).count(), stale }
     },
     async catchUp (query, ms = CATCH_UP_MS) {
       const since = query.since
