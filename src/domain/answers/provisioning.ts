@@ -10,7 +10,8 @@ import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shape
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, Query } from '../wire/request.js'
-import { entryHead, type StoredEntry } from '../store/entry.js'
+import type { StoredEntry } from '../store/entry.js'
+import { deletedJson, listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
 import type { Contents } from '../store/contents.js'
 import { narrowing, Selection, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
@@ -74,8 +75,6 @@ export interface Snapshot {
 
 /** Room kept for the answer's head and tail around the entries. */
 const FRAME = 512
-/** Out-of-shape keys listed in one answer at the most; more are counted in outOfShapeOmitted. */
-const OUT_OF_SHAPE_MAX = 1000
 /**
  * The share of an answer's room that out-of-shape keys may take: entries, which a client pages
  * through with `after`, keep the rest (out-of-shape keys are not paged).
@@ -170,33 +169,6 @@ function versionOf (contents: Contents, revision: number, stale: boolean): strin
   return `${revision}-${stale ? 's' : 'c'}-${contents.generation}`
 }
 
-function tooLarge (what: What, e: StoredEntry, room: number): string {
-  const problem = `the entry is ${e.bytes} bytes, more than one answer here may carry (${room}); read the key from bucket ${BUCKETS[what]} directly`
-  return `${entryHead(what, e.key, e.fields)},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${new Date(e.updated).toISOString()}"}`
-}
-
-/** The JSON of a deletion: the key, its fields when it fits the bucket's shape, the revision. */
-function deletedJson (what: What, key: string, revision: number): string {
-  const parsed = parseKey(what, key)
-  const head = parsed.ok ? entryHead(what, key, parsed.values) : `{"key":${JSON.stringify(key)}`
-  return `${head},"revision":${revision}}`
-}
-
-function outOfShapePart (selection: Selection, room: number): { json: string, bytes: number, omitted: number } {
-  const parts: string[] = []
-  let bytes = 0
-  let omitted = 0
-  for (const o of selection.outOfShape()) {
-    if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
-      parts.push(o.json)
-      bytes += o.bytes + 1
-    } else {
-      omitted++
-    }
-  }
-  return { json: `[${parts.join(',')}]`, bytes: bytes + 2, omitted }
-}
-
 /** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
 function changeOf (contents: Contents, what: What, n: Narrowing, key: string, revision: number): (Change & { entry?: StoredEntry }) | undefined {
   const entry = contents.entries.get(key)
@@ -226,6 +198,71 @@ function indexOf (what: What, filter: Filter): Waiter['index'] {
   const field = fields[position] as string
   // Several values: indexed under each, so that a change of any of them looks at the waiter.
   return { position, tokens: (filter[field] as readonly string[]).map((v) => tokenOf(field, v)) }
+}
+
+/** What an answer is built from: the bucket, its contents read now, and whether they are stale. */
+interface Head { what: What, contents: Contents, stale: boolean }
+
+const documentHead = ({ what, contents, stale }: Head): DocumentHead => ({ what, stale, generation: contents.generation })
+
+/** The entries after `after` the filter keeps, in key order, as many as `limit` and `budget` allow. */
+function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
+  const { what, contents } = head
+  const selection = new Selection(contents, n)
+  const outOfShape = outOfShapeArray(selection.outOfShape(), budget * OUT_OF_SHAPE_SHARE)
+  const taken: string[] = []
+  let used = outOfShape.bytes
+  let omitted = 0
+  let cut: Cut | undefined
+  let next: string | undefined
+  const walked = selection.walk(after, (e) => {
+    if (cut === undefined) {
+      const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
+      const json = e.bytes + 1 + tail > budget - outOfShape.bytes ? tooLarge(what, e, budget) : e.json
+      const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
+      if (taken.length >= limit) cut = 'limit'
+      else if (used + bytes + 1 + tail > budget) cut = 'payload'
+      if (cut === undefined) {
+        taken.push(json)
+        used += bytes + 1
+        next = e.key
+        return true
+      }
+    }
+    omitted++
+    // An exact set counts what is left without walking it.
+    return !selection.exact
+  })
+  const total = selection.exact ? selection.count() : walked.before + walked.after
+  if (selection.exact && cut !== undefined) omitted = total - walked.before - walked.after + 1
+  if (cut !== undefined && next === undefined && after !== undefined) next = after
+  return listDocument(documentHead(head), { revision, total, entries: taken, outOfShape, cut: cut === undefined ? undefined : { reason: cut, omitted }, next })
+}
+
+/** The changes after `from`: entries, deletions and out-of-shape keys cut together, in revision order. */
+function since (head: Head, n: Narrowing, from: number, limit: number, budget: number): string {
+  const { what, contents } = head
+  const parts: Record<Change['type'], string[]> = { put: [], delete: [], outOfShape: [] }
+  let used = 0
+  let taken = 0
+  let total = 0
+  let last = from
+  let cut: Cut | undefined
+  for (const c of changesAfter(contents, what, n, from)) {
+    total++
+    if (cut !== undefined) continue
+    const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
+    const bytes = json === c.entry?.json ? c.entry.bytes : Buffer.byteLength(json)
+    if (taken >= limit) cut = 'limit'
+    else if (used + bytes + 1 > budget) cut = 'payload'
+    else {
+      parts[c.type].push(json)
+      used += bytes + 1
+      taken++
+      last = c.revision
+    }
+  }
+  return sinceDocument(documentHead(head), { last, total, ...parts, cut: cut === undefined ? undefined : { reason: cut, omitted: total - taken } })
 }
 
 export function createProvisioning (views: Views): Provisioning {
@@ -325,77 +362,6 @@ export function createProvisioning (views: Views): Provisioning {
       version: () => now().version,
       answer: () => answerOf(query, opts, key, now().version)
     }
-  }
-
-  interface Head { what: What, contents: Contents, stale: boolean }
-
-  function open ({ what, stale }: Head, revision: number, total: number): string {
-    return `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${revision},"total":${total},"stale":${stale}`
-  }
-
-  function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
-    const { what, contents } = head
-    const selection = new Selection(contents, n)
-    const part = outOfShapePart(selection, budget * OUT_OF_SHAPE_SHARE)
-    const taken: string[] = []
-    let used = part.bytes
-    let omitted = 0
-    let cut: 'payload' | 'limit' | undefined
-    let next: string | undefined
-    const walked = selection.walk(after, (e) => {
-      if (cut === undefined) {
-        const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
-        const json = e.bytes + 1 + tail > budget - part.bytes ? tooLarge(what, e, budget) : e.json
-        const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
-        if (taken.length >= limit) cut = 'limit'
-        else if (used + bytes + 1 + tail > budget) cut = 'payload'
-        if (cut === undefined) {
-          taken.push(json)
-          used += bytes + 1
-          next = e.key
-          return true
-        }
-      }
-      omitted++
-      // An exact set counts what is left without walking it.
-      return !selection.exact
-    })
-    const total = selection.exact ? selection.count() : walked.before + walked.after
-    if (selection.exact && cut !== undefined) omitted = total - walked.before - walked.after + 1
-
-    let json = `${open(head, revision, total)},"entries":[${taken.join(',')}],"outOfShape":${part.json}`
-    if (part.omitted > 0) json += `,"outOfShapeOmitted":${part.omitted}`
-    if (cut !== undefined && next === undefined && after !== undefined) next = after
-    if (cut !== undefined && next !== undefined) json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
-    return `${json},"cursor":"${formatCursor(revision, contents.generation)}"}`
-  }
-
-  /** The changes after `from`: entries, deletions and out-of-shape keys cut together, in revision order. */
-  function since (head: Head, n: Narrowing, from: number, limit: number, budget: number): string {
-    const { what, contents } = head
-    const parts: Record<Change['type'], string[]> = { put: [], delete: [], outOfShape: [] }
-    let used = 0
-    let taken = 0
-    let total = 0
-    let last = from
-    let cut: 'payload' | 'limit' | undefined
-    for (const c of changesAfter(contents, what, n, from)) {
-      total++
-      if (cut !== undefined) continue
-      const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
-      const bytes = json === c.entry?.json ? c.entry.bytes : Buffer.byteLength(json)
-      if (taken >= limit) cut = 'limit'
-      else if (used + bytes + 1 > budget) cut = 'payload'
-      else {
-        parts[c.type].push(json)
-        used += bytes + 1
-        taken++
-        last = c.revision
-      }
-    }
-    let json = `${open(head, last, total)},"entries":[${parts.put.join(',')}],"deleted":[${parts.delete.join(',')}],"outOfShape":[${parts.outOfShape.join(',')}]`
-    if (cut !== undefined) json += `,"cut":{"reason":"${cut}","omitted":${total - taken}}`
-    return `${json},"cursor":"${formatCursor(last, contents.generation)}"}`
   }
 
   return {
