@@ -9,7 +9,7 @@ import type { OverviewQuery, Query } from '../wire/request.js'
 import type { ModuleState } from '../wire/schemas.js'
 import type { Contents } from '../store/contents.js'
 import { compareInstants, type Group, type Instant, type NodeTally } from '../store/tally.js'
-import type { Views } from '../follow/views.js'
+import type { AnsweredViews } from './port.js'
 import { Answer, type AskOptions } from './provisioning.js'
 import { pageOf, type Row } from './pages.js'
 import { RecentlyUsed } from './recently-used.js'
@@ -143,7 +143,7 @@ function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>)
   return contents.map((c) => c === undefined ? '' : `${c.revisionFor(prefix)}.${c.generation}`).join('-')
 }
 
-export function createOverviews (views: Views): Overviews {
+export function createOverviews (views: AnsweredViews): Overviews {
   const cache = new RecentlyUsed<Answer>({ maxBytes: 16 * 1024 * 1024, maxEntries: 1024, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + 256 })
   /**
    * Each node's row and module rows as last made, with the state of its keys they were made from:

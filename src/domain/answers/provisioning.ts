@@ -15,7 +15,7 @@ import { deletedJson, listDocument, outOfShapeArray, sinceDocument, tooLarge, ty
 import type { Contents } from '../store/contents.js'
 import { narrowing, Selection, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
-import type { Views } from '../follow/views.js'
+import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
@@ -265,7 +265,7 @@ function since (head: Head, n: Narrowing, from: number, limit: number, budget: n
   return sinceDocument(documentHead(head), { last, total, ...parts, cut: cut === undefined ? undefined : { reason: cut, omitted: total - taken } })
 }
 
-export function createProvisioning (views: Views): Provisioning {
+export function createProvisioning (views: AnsweredViews): Provisioning {
   const waiters = new Map<What, Waiters>()
   const waitersOf = (what: What): Waiters => {
     let held = waiters.get(what)
