@@ -265,6 +265,166 @@ function since (head: Head, n: Narrowing, from: number, limit: number, budget: n
   return sinceDocument(documentHead(head), { last, total, ...parts, cut: cut === undefined ? undefined : { reason: cut, omitted: total - taken } })
 }
 
+/** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
+function read (views: AnsweredViews, query: Query): { contents: Contents, stale: boolean } {
+  const view = views.byWhat[query.what]
+  const contents = view.read()
+  const since = query.since
+  if (since !== undefined) {
+    const order = compareGenerations(since.generation, contents.generation)
+    if (order < 0) {
+      throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+    }
+    if (order > 0) {
+      throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
+    }
+    if (since.revision < contents.expiredBefore) {
+      throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore}, when this instance read bucket ${BUCKETS[query.what]} again and found changes the NATS server had not delivered (a known defect of its version: see /readyz); ask the list again without since and follow its cursor`, 'since')
+    }
+    if (since.revision > contents.revision) {
+      throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
+    }
+  }
+  return { contents, stale: view.stale }
+}
+
+/** Whether `since` names a point this instance has not reached: later in its generation, or of a newer one. */
+function ahead (views: AnsweredViews, what: What, since: Cursor): boolean {
+  let contents: Contents
+  try {
+    contents = views.byWhat[what].read()
+  } catch {
+    return true // loading: the cursor may be reached once it is read
+  }
+  const order = compareGenerations(since.generation, contents.generation)
+  return order > 0 || (order === 0 && since.revision > contents.revision)
+}
+
+/** As Provisioning.snapshot. */
+function snapshot (views: AnsweredViews, query: Query, after: string | undefined, limit: number): Snapshot {
+  const { contents, stale } = read(views, query)
+  const selection = new Selection(contents, narrowing(query.what, query.filter))
+  const entries: string[] = []
+  let next: string | undefined
+  let last = after
+  selection.walk(after, (e) => {
+    if (entries.length === limit) {
+      next = last
+      return false
+    }
+    entries.push(e.json)
+    last = e.key
+    return true
+  })
+  const outOfShape = after === undefined ? [...selection.outOfShape()].map((o) => o.json) : []
+  return { entries, outOfShape, total: selection.count(), ...defined({ next }), cursor: formatCursor(contents.revisionFor(selection.n.positions), contents.generation), stale }
+}
+
+/** As Provisioning.count. */
+function count (views: AnsweredViews, query: Query): { total: number, stale: boolean } {
+  const { contents, stale } = read(views, query)
+  return { total: new Selection(contents, narrowing(query.what, query.filter)).count(), stale }
+}
+
+/** As Provisioning.catchUp. */
+async function catchUp (views: AnsweredViews, query: Query, ms = CATCH_UP_MS): Promise<void> {
+  const since = query.since
+  if (since === undefined || !ahead(views, query.what, since)) return
+  // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
+  // once, and waiting would only make the client time out first.
+  const view = views.byWhat[query.what]
+  await new Promise<void>((resolve) => {
+    const done = (): void => { clearTimeout(timer); stop(); resolve() }
+    const timer = setTimeout(done, ms)
+    const stop = view.listen(() => { if (!ahead(views, query.what, since)) done() })
+  })
+}
+
+/** As Provisioning.moves. */
+function moves (views: AnsweredViews, query: Query): Query {
+  const { contents } = read(views, query)
+  const positions = contents.governing(narrowing(query.what, query.filter).positions)
+  const fields = FIELDS[query.what]
+  return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
+}
+
+/** As Provisioning.changes. */
+function changes (views: AnsweredViews, query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean } {
+  const { contents } = read(views, query)
+  const changes: Change[] = []
+  let last = query.since.revision
+  let more = false
+  for (const c of changesAfter(contents, query.what, narrowing(query.what, query.filter), last)) {
+    if (changes.length >= limit) {
+      more = true
+      break
+    }
+    changes.push({ type: c.type, json: c.json, revision: c.revision })
+    last = c.revision
+  }
+  return { changes, cursor: formatCursor(last, contents.generation), more }
+}
+
+/** As Provisioning.entry. */
+function entry (views: AnsweredViews, what: What, key: string): { json: string, version: string } {
+  const view = views.byWhat[what]
+  const contents = view.read()
+  const e = contents.entries.get(key)
+  if (!e) throw noEntry(what, key)
+  return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
+}
+
+/**
+ * Resolves on the first change one of `queries` would show, a change of its view's state, a
+ * refusal, `signal` or `ms` (see Provisioning.changed); `waitersOf` holds each bucket's waiters.
+ */
+async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters, queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void> {
+  const held: Array<() => void> = []
+  try {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      signal?.addEventListener('abort', done)
+      if (signal?.aborted === true) return done()
+      for (const query of queries) {
+        let after: number
+        try {
+          const { contents } = read(views, query)
+          const n = narrowing(query.what, query.filter)
+          // The first change is enough: none is serialized beyond it.
+          if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
+          after = query.since?.revision ?? contents.revision
+          held.push(waitersOf(query.what).add({
+            after,
+            index: indexOf(query.what, query.filter),
+            keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
+            wake: done
+          }))
+        } catch {
+          return done() // a refusal is news too: the question is asked again and answers it
+        }
+      }
+    })
+  } finally {
+    for (const letGo of held) letGo()
+  }
+}
+
+/** As Provisioning.version. */
+function versionNow (views: AnsweredViews, query: Query): string {
+  const { contents, stale } = read(views, query)
+  return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
+}
+
+/** The answer cache's key of a question: what decides its bytes besides the state. */
+function answerKey (query: Query, opts: AskOptions): string {
+  return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
+}
+
 export function createProvisioning (views: AnsweredViews): Provisioning {
   const waiters = new Map<What, Waiters>()
   const waitersOf = (what: What): Waiters => {
@@ -272,58 +432,14 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
     return held
   }
+  const version = (query: Query): string => versionNow(views, query)
   const cache = new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
-
-  /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
-  function read (query: Query): { contents: Contents, stale: boolean } {
-    const view = views.byWhat[query.what]
-    const contents = view.read()
-    const since = query.since
-    if (since !== undefined) {
-      const order = compareGenerations(since.generation, contents.generation)
-      if (order < 0) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
-      }
-      if (order > 0) {
-        throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
-      }
-      if (since.revision < contents.expiredBefore) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore}, when this instance read bucket ${BUCKETS[query.what]} again and found changes the NATS server had not delivered (a known defect of its version: see /readyz); ask the list again without since and follow its cursor`, 'since')
-      }
-      if (since.revision > contents.revision) {
-        throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
-      }
-    }
-    return { contents, stale: view.stale }
-  }
-
-  /** Whether `since` names a point this instance has not reached: later in its generation, or of a newer one. */
-  function ahead (what: What, since: Cursor): boolean {
-    let contents: Contents
-    try {
-      contents = views.byWhat[what].read()
-    } catch {
-      return true // loading: the cursor may be reached once it is read
-    }
-    const order = compareGenerations(since.generation, contents.generation)
-    return order > 0 || (order === 0 && since.revision > contents.revision)
-  }
-
-  function version (query: Query): string {
-    const { contents, stale } = read(query)
-    return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
-  }
-
-  /** The answer cache's key of a question: what decides its bytes besides the state. */
-  function answerKey (query: Query, opts: AskOptions): string {
-    return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
-  }
 
   /** The answer kept under `key` for `version`, else built now (read in the same turn as `version`). */
   function answerOf (query: Query, opts: AskOptions, key: string, version: string): Answer {
     return cache.obtain(key, version, () => {
       const { what, filter, after } = query
-      const { contents, stale } = read(query)
+      const { contents, stale } = read(views, query)
       const n = narrowing(what, filter)
       const revision = contents.revisionFor(n.positions)
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
@@ -350,7 +466,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     let seen: { generation: string, revision: number, stale: boolean, version: string } | undefined
     const key = answerKey(query, opts)
     const now = (): NonNullable<typeof seen> => {
-      const { contents, stale } = read(query)
+      const { contents, stale } = read(views, query)
       if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
         seen = { generation: contents.generation, revision: contents.revision, stale, version: version(query) }
       }
@@ -369,103 +485,13 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     ask,
     question,
     version,
-    snapshot (query, after, limit) {
-      const { contents, stale } = read(query)
-      const selection = new Selection(contents, narrowing(query.what, query.filter))
-      const entries: string[] = []
-      let next: string | undefined
-      let last = after
-      selection.walk(after, (e) => {
-        if (entries.length === limit) {
-          next = last
-          return false
-        }
-        entries.push(e.json)
-        last = e.key
-        return true
-      })
-      const outOfShape = after === undefined ? [...selection.outOfShape()].map((o) => o.json) : []
-      return { entries, outOfShape, total: selection.count(), ...defined({ next }), cursor: formatCursor(contents.revisionFor(selection.n.positions), contents.generation), stale }
-    },
-    count (query) {
-      const { contents, stale } = read(query)
-      return { total: new Selection(contents, narrowing(query.what, query.filter)).count(), stale }
-    },
-    async catchUp (query, ms = CATCH_UP_MS) {
-      const since = query.since
-      if (since === undefined || !ahead(query.what, since)) return
-      // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
-      // once, and waiting would only make the client time out first.
-      const view = views.byWhat[query.what]
-      await new Promise<void>((resolve) => {
-        const done = (): void => { clearTimeout(timer); stop(); resolve() }
-        const timer = setTimeout(done, ms)
-        const stop = view.listen(() => { if (!ahead(query.what, since)) done() })
-      })
-    },
+    snapshot: (query, after, limit) => snapshot(views, query, after, limit),
+    count: (query) => count(views, query),
+    catchUp: (query, ms) => catchUp(views, query, ms),
     listen: (what, listener) => views.byWhat[what].listen(listener),
-    async changed (queries, ms, signal) {
-      const held: Array<() => void> = []
-      try {
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer)
-            signal?.removeEventListener('abort', done)
-            resolve()
-          }
-          const timer = setTimeout(done, ms)
-          signal?.addEventListener('abort', done)
-          if (signal?.aborted === true) return done()
-          for (const query of queries) {
-            let after: number
-            try {
-              const { contents } = read(query)
-              const n = narrowing(query.what, query.filter)
-              // The first change is enough: none is serialized beyond it.
-              if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
-              after = query.since?.revision ?? contents.revision
-              held.push(waitersOf(query.what).add({
-                after,
-                index: indexOf(query.what, query.filter),
-                keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
-                wake: done
-              }))
-            } catch {
-              return done() // a refusal is news too: the question is asked again and answers it
-            }
-          }
-        })
-      } finally {
-        for (const letGo of held) letGo()
-      }
-    },
-    moves (query) {
-      const { contents } = read(query)
-      const positions = contents.governing(narrowing(query.what, query.filter).positions)
-      const fields = FIELDS[query.what]
-      return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
-    },
-    changes (query, limit) {
-      const { contents } = read(query)
-      const changes: Change[] = []
-      let last = query.since.revision
-      let more = false
-      for (const c of changesAfter(contents, query.what, narrowing(query.what, query.filter), last)) {
-        if (changes.length >= limit) {
-          more = true
-          break
-        }
-        changes.push({ type: c.type, json: c.json, revision: c.revision })
-        last = c.revision
-      }
-      return { changes, cursor: formatCursor(last, contents.generation), more }
-    },
-    entry (what, key) {
-      const view = views.byWhat[what]
-      const contents = view.read()
-      const e = contents.entries.get(key)
-      if (!e) throw noEntry(what, key)
-      return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
-    }
+    changed: async (queries, ms, signal) => await changed(views, waitersOf, queries, ms, signal),
+    moves: (query) => moves(views, query),
+    changes: (query, limit) => changes(views, query, limit),
+    entry: (what, key) => entry(views, what, key)
   }
 }
