@@ -90,10 +90,6 @@ export class Selection {
 
   /** The out-of-shape keys the filter keeps, sorted by key. */
   * outOfShape (): Generator<OutOfShapeEntry> {
-    const keys = this.contents.outOfShapeKeys
-    for (let i = 0; i < keys.size; i++) {
-      const o = this.contents.outOfShape.get(keys.at(i) as string)
-      if (o !== undefined && this.n.keepsTokens(o.tokens)) yield o
-    }
+    for (const o of this.contents.outOfShapeInOrder()) if (this.n.keepsTokens(o.tokens)) yield o
   }
 }
