@@ -4,7 +4,7 @@
 import { BUCKETS, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { formatCursor } from '../wire/cursor.js'
 import type { Contents } from '../store/contents.js'
-import type { Narrowing } from './provisioning.js'
+import { Selection, type Narrowing } from './selection.js'
 import { pageOf, type Row } from './pages.js'
 
 interface Counted { count: number, revision: number }
@@ -18,15 +18,13 @@ function counted (contents: Contents, n: Narrowing, position: number): Map<strin
   if (n.positions.size === 0) return index
   const filterRevision = contents.revisionFor(n.positions)
   const out = new Map<string, Counted>()
-  const { set, exact } = contents.candidates(n.positions)
-  for (let i = 0; i < set.size; i++) {
-    const fields = contents.entries.at(set.slotAt(i)).fields
-    if (!exact && !n.matches(fields)) continue
+  new Selection(contents, n).walk(undefined, ({ fields }) => {
     const value = fields[position] as string
     const c = out.get(value)
     if (c !== undefined) c.count++
     else out.set(value, { count: 1, revision: Math.min(index.get(value)?.revision ?? filterRevision, filterRevision) })
-  }
+    return true
+  })
   return out
 }
 

@@ -9,7 +9,7 @@ import type { OverviewQuery, Query } from '../wire/request.js'
 import type { ModuleState } from '../wire/schemas.js'
 import type { Contents } from '../store/contents.js'
 import { compareInstants, type Group, type Instant, type NodeTally } from '../store/tally.js'
-import type { Views } from '../follow/views.js'
+import type { AnsweredViews } from './port.js'
 import { Answer, type AskOptions } from './provisioning.js'
 import { pageOf, type Row } from './pages.js'
 import { RecentlyUsed } from './recently-used.js'
@@ -143,99 +143,120 @@ function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>)
   return contents.map((c) => c === undefined ? '' : `${c.revisionFor(prefix)}.${c.generation}`).join('-')
 }
 
-export function createOverviews (views: Views): Overviews {
-  const cache = new RecentlyUsed<Answer>({ maxBytes: 16 * 1024 * 1024, maxEntries: 1024, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + 256 })
-  /**
-   * Each node's row and module rows as last made, with the state of its keys they were made from:
-   * after a change, an answer makes again the rows of the nodes it touched, not every node's.
-   */
-  const nodeRows = new Map<string, { state: string, json: string | undefined }>()
-  const moduleRows = new Map<string, { state: string, lines: ModuleLine[] }>()
+/**
+ * Each node's row and module rows as last made, with the state of its keys they were made from:
+ * after a change, an answer makes again the rows of the nodes it touched, not every node's.
+ */
+class Rows {
+  private readonly nodeRows = new Map<string, { state: string, json: string | undefined }>()
+  private readonly moduleRows = new Map<string, { state: string, lines: ModuleLine[] }>()
 
-  function nodeRow (mesh: Mesh, node: string): string | undefined {
+  nodeRow (mesh: Mesh, node: string): string | undefined {
     const state = nodeState(node, [mesh.needs, mesh.applied, mesh.collect])
-    const kept = nodeRows.get(node)
+    const kept = this.nodeRows.get(node)
     if (kept?.state === state) return kept.json
     const json = nodeJson(mesh, node)
-    if (nodeRows.size >= MEMO_MAX) nodeRows.clear()
-    nodeRows.set(node, { state, json })
+    if (this.nodeRows.size >= MEMO_MAX) this.nodeRows.clear()
+    this.nodeRows.set(node, { state, json })
     return json
   }
 
-  function moduleLines (mesh: Mesh, node: string): ModuleLine[] {
+  moduleLines (mesh: Mesh, node: string): ModuleLine[] {
     const state = nodeState(node, [mesh.needs, mesh.applied])
-    const kept = moduleRows.get(node)
+    const kept = this.moduleRows.get(node)
     if (kept?.state === state) return kept.lines
     const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, json: moduleJson(node, m.module, m.needs, m.applied, m.state) }))
-    if (moduleRows.size >= MEMO_MAX) moduleRows.clear()
-    moduleRows.set(node, { state, lines })
+    if (this.moduleRows.size >= MEMO_MAX) this.moduleRows.clear()
+    this.moduleRows.set(node, { state, lines })
     return lines
   }
+}
 
-  function read (buckets: ReadonlyArray<'needs' | 'applied' | 'collect'>): Mesh {
-    // Each refuses as its own answers do: a missing or loading bucket is named.
-    const held = Object.fromEntries(buckets.map((b) => [b, views.byWhat[b].read()]))
-    return { ...held, stale: buckets.some((b) => views.byWhat[b].stale) } as unknown as Mesh
+/** The buckets an overview reads, each refusing as its own answers do. */
+function read (views: AnsweredViews, buckets: ReadonlyArray<'needs' | 'applied' | 'collect'>): Mesh {
+  // Each refuses as its own answers do: a missing or loading bucket is named.
+  const held = Object.fromEntries(buckets.map((b) => [b, views.byWhat[b].read()]))
+  return { ...held, stale: buckets.some((b) => views.byWhat[b].stale) } as unknown as Mesh
+}
+
+const bucketsOf = (query: OverviewQuery): Array<'needs' | 'applied' | 'collect'> => query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
+
+/** The state of the buckets an answer to `query` reads: while it holds, the answer is the same. */
+function readState (views: AnsweredViews, query: OverviewQuery): string {
+  const buckets = bucketsOf(query)
+  const mesh = read(views, buckets)
+  const positions = new Map<number, readonly string[]>()
+  if (query.filter['node'] !== undefined) positions.set(0, query.filter['node'])
+  if (query.filter['module'] !== undefined && positions.size > 0) positions.set(1, query.filter['module'])
+  // collect's second token is a collection, not a module: only the node narrows it.
+  const parts = buckets.map((b) => {
+    const c = mesh[b] as Contents
+    return `${c.revisionFor(b === 'collect' ? new Map([...positions].filter(([p]) => p === 0)) : positions)}.${c.generation}`
+  })
+  return `${parts.join('-')}-${mesh.stale ? 's' : 'c'}`
+}
+
+/** The nodes document. */
+function nodesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
+  const rows = function * (): Generator<Row> {
+    for (const node of nodesOf(mesh.needs, mesh.applied, mesh.collect)) {
+      if (keeps(query.filter, 'node', node)) yield { key: node, json: () => memo.nodeRow(mesh, node) as string }
+    }
   }
+  const after = query.after
+  const page = pageOf(rows(), after === undefined ? undefined : (row) => row.key > after, limit, budget)
+  return `{"what":"nodes","stale":${mesh.stale},"total":${page.total},"nodes":[${page.rows}]${page.tail}}`
+}
 
-  const bucketsOf = (query: OverviewQuery): Array<'needs' | 'applied' | 'collect'> => query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
-
-  /** The state of the buckets an answer to `query` reads: while it holds, the answer is the same. */
-  function readState (query: OverviewQuery): string {
-    const buckets = bucketsOf(query)
-    const mesh = read(buckets)
-    const positions = new Map<number, readonly string[]>()
-    if (query.filter['node'] !== undefined) positions.set(0, query.filter['node'])
-    if (query.filter['module'] !== undefined && positions.size > 0) positions.set(1, query.filter['module'])
-    // collect's second token is a collection, not a module: only the node narrows it.
-    const parts = buckets.map((b) => {
-      const c = mesh[b] as Contents
-      return `${c.revisionFor(b === 'collect' ? new Map([...positions].filter(([p]) => p === 0)) : positions)}.${c.generation}`
-    })
-    return `${parts.join('-')}-${mesh.stale ? 's' : 'c'}`
-  }
-
-  function nodesAnswer (query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
-    const rows = function * (): Generator<Row> {
-      for (const node of nodesOf(mesh.needs, mesh.applied, mesh.collect)) {
-        if (keeps(query.filter, 'node', node)) yield { key: node, json: () => nodeRow(mesh, node) as string }
+/** The modules document. */
+function modulesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
+  const { filter } = query
+  const rows = function * (): Generator<Row> {
+    for (const node of nodesOf(mesh.needs, mesh.applied)) {
+      if (!keeps(filter, 'node', node)) continue
+      for (const m of memo.moduleLines(mesh, node)) {
+        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json }
       }
     }
-    const after = query.after
-    const page = pageOf(rows(), after === undefined ? undefined : (row) => row.key > after, limit, budget)
-    return `{"what":"nodes","stale":${mesh.stale},"total":${page.total},"nodes":[${page.rows}]${page.tail}}`
   }
-
-  function modulesAnswer (query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
-    const { filter } = query
-    const rows = function * (): Generator<Row> {
-      for (const node of nodesOf(mesh.needs, mesh.applied)) {
-        if (!keeps(filter, 'node', node)) continue
-        for (const m of moduleLines(mesh, node)) {
-          if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json }
-        }
+  const dot = query.after?.indexOf('.') ?? -1
+  const [an, am] = query.after === undefined ? [] : dot < 0 ? [query.after, ''] : [query.after.slice(0, dot), query.after.slice(dot + 1)]
+  const past = an === undefined
+    ? undefined
+    : (row: Row) => {
+        const [node, module] = row.key.split('.') as [string, string]
+        return node > an || (node === an && module > (am as string))
       }
+  const page = pageOf(rows(), past, limit, budget)
+  return `{"what":"modules","stale":${mesh.stale},"total":${page.total},"modules":[${page.rows}]${page.tail}}`
+}
+
+/** As Overviews.lastWrites. */
+function lastWrites (views: AnsweredViews): Map<string, number> {
+  // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
+  const held = (['needs', 'applied', 'collect'] as const).map((b) => views.byWhat[b].status().state === 'live' ? views.byWhat[b].read() : undefined)
+  const out = new Map<string, number>()
+  for (const node of nodesOf(...held)) {
+    for (const c of held) {
+      const t = c?.tally?.node(node)
+      if (t !== undefined && t.entries.count > 0 && t.entries.ms > (out.get(node) ?? -Infinity)) out.set(node, t.entries.ms)
     }
-    const dot = query.after?.indexOf('.') ?? -1
-    const [an, am] = query.after === undefined ? [] : dot < 0 ? [query.after, ''] : [query.after.slice(0, dot), query.after.slice(dot + 1)]
-    const past = an === undefined
-      ? undefined
-      : (row: Row) => {
-          const [node, module] = row.key.split('.') as [string, string]
-          return node > an || (node === an && module > (am as string))
-        }
-    const page = pageOf(rows(), past, limit, budget)
-    return `{"what":"modules","stale":${mesh.stale},"total":${page.total},"modules":[${page.rows}]${page.tail}}`
   }
+  return out
+}
+
+export function createOverviews (views: AnsweredViews): Overviews {
+  const memo = new Rows()
+  const cache = new RecentlyUsed<Answer>({ maxBytes: 16 * 1024 * 1024, maxEntries: 1024, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + 256 })
 
   function ask (query: OverviewQuery, opts: AskOptions = {}): Answer {
-    const state = readState(query)
+    const state = readState(views, query)
     const key = JSON.stringify([query.what, query.filter, query.after, query.limit, opts.defaultLimit, opts.maxBytes])
     return cache.obtain(key, state, () => {
-      const mesh = read(bucketsOf(query))
+      const mesh = read(views, bucketsOf(query))
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
-      const json = query.what === 'nodes' ? nodesAnswer(query, mesh, limit, budget) : modulesAnswer(query, mesh, limit, budget)
+      const json = query.what === 'nodes' ? nodesAnswer(memo, query, mesh, limit, budget) : modulesAnswer(memo, query, mesh, limit, budget)
       return new Answer(json, digest(json))
     })
   }
@@ -253,7 +274,7 @@ export function createOverviews (views: Views): Overviews {
       /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
       let seen: { state: string, answer: Answer } | undefined
       const now = (): Answer => {
-        const state = readState(query)
+        const state = readState(views, query)
         if (seen?.state !== state) seen = { state, answer: ask(query, opts) }
         return seen.answer
       }
@@ -261,27 +282,16 @@ export function createOverviews (views: Views): Overviews {
     },
     node (node) {
       const query: OverviewQuery = { what: 'nodes', filter: { node: [node] } }
-      const json = nodeRow(read(bucketsOf(query)), node)
+      const json = memo.nodeRow(read(views, bucketsOf(query)), node)
       if (json === undefined) throw noNode(node)
       return { json, version: digest(json) }
     },
     module (node, module) {
       const query: OverviewQuery = { what: 'modules', filter: { node: [node], module: [module] } }
-      const m = moduleLines(read(bucketsOf(query)), node).find((x) => x.module === module)
+      const m = memo.moduleLines(read(views, bucketsOf(query)), node).find((x) => x.module === module)
       if (m === undefined) throw noModule(node, module)
       return { json: m.json, version: digest(m.json) }
     },
-    lastWrites () {
-      // A gauge reads what is there: a bucket missing or loading adds nothing, and refuses nothing.
-      const held = (['needs', 'applied', 'collect'] as const).map((b) => views.byWhat[b].status().state === 'live' ? views.byWhat[b].read() : undefined)
-      const out = new Map<string, number>()
-      for (const node of nodesOf(...held)) {
-        for (const c of held) {
-          const t = c?.tally?.node(node)
-          if (t !== undefined && t.entries.count > 0 && t.entries.ms > (out.get(node) ?? -Infinity)) out.set(node, t.entries.ms)
-        }
-      }
-      return out
-    }
+    lastWrites: () => lastWrites(views)
   }
 }

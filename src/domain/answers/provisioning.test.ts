@@ -8,7 +8,7 @@ import { generationOf, parseCursor } from '../wire/cursor.js'
 import { createProvisioning } from './provisioning.js'
 import type { Filter } from '../wire/request.js'
 import { Contents } from '../store/contents.js'
-import type { Views } from '../follow/views.js'
+import type { AnsweredViews } from './port.js'
 
 let revision = 0
 const CREATED = '2026-11-29T09:40:00.123456789Z'
@@ -18,7 +18,7 @@ function put (c: Contents, key: string, value: string | Uint8Array, operation: '
 
 function provisioningOver (what: What, contents: Contents, stale = false) {
   const view = { read: () => contents, stale }
-  return createProvisioning({ byWhat: { [what]: view } } as unknown as Views)
+  return createProvisioning({ byWhat: { [what]: view } } as unknown as AnsweredViews)
 }
 
 function parse (json: string) {
@@ -199,7 +199,7 @@ test('a repeated question is answered from the last build until the bucket moves
   put(c, 'n1.a', '{}')
   c.buildIndexes()
   const view = { read: () => c, stale: false }
-  const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
+  const p = createProvisioning({ byWhat: { applied: view } } as unknown as AnsweredViews)
   const first = p.ask({ what: 'applied', filter: { node: ['n1'] } })
   expect(p.ask({ what: 'applied', filter: { node: ['n1'] } })).toBe(first)
   expect(p.ask({ what: 'applied', filter: { node: ['n1'] }, limit: 1 })).not.toBe(first)
@@ -288,7 +288,7 @@ describe('since: the changes after a cursor', () => {
     put(c, 'n1.a', '{}')
     c.buildIndexes()
     const view = { read: () => c, stale: false, listen: () => () => {} }
-    const p = createProvisioning({ byWhat: { applied: view } } as unknown as Views)
+    const p = createProvisioning({ byWhat: { applied: view } } as unknown as AnsweredViews)
     const timed = async (generation: string, revision: number): Promise<number> => {
       const started = Date.now()
       await p.catchUp({ what: 'applied', filter: {}, since: { revision, generation } }, 300)
@@ -384,7 +384,7 @@ describe('a question asked again', () => {
     c.buildIndexes()
     const view = { read: () => contents, stale: false }
     let contents = c
-    const p = createProvisioning({ byWhat: { needs: view } } as unknown as Views)
+    const p = createProvisioning({ byWhat: { needs: view } } as unknown as AnsweredViews)
     const query = { what: 'needs' as const, filter: { node: ['n1'] } }
     const q = p.question(query, { maxBytes: 4096 })
     const same = (): void => {
@@ -508,7 +508,7 @@ describe('held requests', () => {
     const listeners = new Set<(s: 'change' | 'state') => void>()
     const view = { read: () => c, stale: false, listen: (l: (s: 'change' | 'state') => void) => { listeners.add(l); return () => { listeners.delete(l) } } }
     const signal = (s: 'change' | 'state'): void => { for (const l of [...listeners]) l(s) }
-    return { p: createProvisioning({ byWhat: { needs: view } } as unknown as Views), signal, listeners }
+    return { p: createProvisioning({ byWhat: { needs: view } } as unknown as AnsweredViews), signal, listeners }
   }
   const burst = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve))
 

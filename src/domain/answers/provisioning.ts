@@ -10,10 +10,12 @@ import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shape
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, Query } from '../wire/request.js'
-import { entryHead, type StoredEntry } from '../store/entry.js'
-import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
+import type { StoredEntry } from '../store/entry.js'
+import { deletedJson, listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
+import type { Contents } from '../store/contents.js'
+import { narrowing, Selection, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
-import type { Views } from '../follow/views.js'
+import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
 
 /** An answer document as the transports send it, and the state it was built from. */
@@ -73,8 +75,6 @@ export interface Snapshot {
 
 /** Room kept for the answer's head and tail around the entries. */
 const FRAME = 512
-/** Out-of-shape keys listed in one answer at the most; more are counted in outOfShapeOmitted. */
-const OUT_OF_SHAPE_MAX = 1000
 /**
  * The share of an answer's room that out-of-shape keys may take: entries, which a client pages
  * through with `after`, keep the rest (out-of-shape keys are not paged).
@@ -160,92 +160,13 @@ export function noEntry (what: What, key: string): ProvisionerError {
   return new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
 }
 
+export { narrowing, type Narrowing } from './selection.js'
+
 /** How long a question waits for this instance to reach a cursor another one gave. */
 const CATCH_UP_MS = 2000
 
-/** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
-export interface Narrowing {
-  positions: FieldValues
-  matches: (fields: readonly string[]) => boolean
-  keepsTokens: (tokens: readonly string[]) => boolean
-}
-
-/** Whether `value` is one of `values`: a field's one value, or a set of several. */
-type Kept = string | ReadonlySet<string>
-const keeps = (kept: Kept, value: string | undefined): boolean => typeof kept === 'string' ? value === kept : value !== undefined && kept.has(value)
-const keptOf = (values: readonly string[]): Kept => values.length === 1 ? values[0] as string : new Set(values)
-
-export function narrowing (what: What, filter: Filter): Narrowing {
-  const positions = new Map<number, readonly string[]>()
-  const fields: Array<[number, Kept]> = []
-  const tokens: Array<[number, Kept]> = []
-  FIELDS[what].forEach((f, i) => {
-    const values = filter[f]
-    if (values === undefined) return
-    positions.set(i, values)
-    fields.push([i, keptOf(values)])
-    tokens.push([i, keptOf(values.map((v) => tokenOf(f, v)))])
-  })
-  return {
-    positions,
-    matches: (have) => {
-      for (const [p, kept] of fields) if (!keeps(kept, have[p])) return false
-      return true
-    },
-    // An out-of-shape key is left out only when a token it does have is none of the filter's. A
-    // key always has a first token, so a node filter (a scoped token's too) keeps only the
-    // out-of-shape keys that start with one of its nodes.
-    keepsTokens: (have) => tokens.every(([p, kept]) => have[p] === undefined || keeps(kept, have[p]))
-  }
-}
-
 function versionOf (contents: Contents, revision: number, stale: boolean): string {
   return `${revision}-${stale ? 's' : 'c'}-${contents.generation}`
-}
-
-function tooLarge (what: What, e: StoredEntry, room: number): string {
-  const problem = `the entry is ${e.bytes} bytes, more than one answer here may carry (${room}); read the key from bucket ${BUCKETS[what]} directly`
-  return `${entryHead(what, e.key, e.fields)},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${new Date(e.updated).toISOString()}"}`
-}
-
-/** The JSON of a deletion: the key, its fields when it fits the bucket's shape, the revision. */
-function deletedJson (what: What, key: string, revision: number): string {
-  const parsed = parseKey(what, key)
-  const head = parsed.ok ? entryHead(what, key, parsed.values) : `{"key":${JSON.stringify(key)}`
-  return `${head},"revision":${revision}}`
-}
-
-/** The out-of-shape keys the filter keeps, sorted by key. */
-function * outOfShapeKept (contents: Contents, n: Narrowing): Generator<OutOfShapeEntry> {
-  const keys = contents.outOfShapeKeys
-  for (let i = 0; i < keys.size; i++) {
-    const o = contents.outOfShape.get(keys.at(i) as string)
-    if (o !== undefined && n.keepsTokens(o.tokens)) yield o
-  }
-}
-
-/** How many entries the filter keeps: the narrowest set's size when every key in it matches. */
-function countOf (contents: Contents, n: Narrowing): number {
-  const { set, exact } = contents.candidates(n.positions)
-  if (exact) return set.size
-  let total = 0
-  for (let i = 0; i < set.size; i++) if (n.matches(contents.entries.at(set.slotAt(i)).fields)) total++
-  return total
-}
-
-function outOfShapePart (contents: Contents, n: Narrowing, room: number): { json: string, bytes: number, omitted: number } {
-  const parts: string[] = []
-  let bytes = 0
-  let omitted = 0
-  for (const o of outOfShapeKept(contents, n)) {
-    if (parts.length < OUT_OF_SHAPE_MAX && bytes + o.bytes + 1 <= room) {
-      parts.push(o.json)
-      bytes += o.bytes + 1
-    } else {
-      omitted++
-    }
-  }
-  return { json: `[${parts.join(',')}]`, bytes: bytes + 2, omitted }
 }
 
 /** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
@@ -279,65 +200,246 @@ function indexOf (what: What, filter: Filter): Waiter['index'] {
   return { position, tokens: (filter[field] as readonly string[]).map((v) => tokenOf(field, v)) }
 }
 
-export function createProvisioning (views: Views): Provisioning {
+/** What an answer is built from: the bucket, its contents read now, and whether they are stale. */
+interface Head { what: What, contents: Contents, stale: boolean }
+
+const documentHead = ({ what, contents, stale }: Head): DocumentHead => ({ what, stale, generation: contents.generation })
+
+/** The entries after `after` the filter keeps, in key order, as many as `limit` and `budget` allow. */
+function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
+  const { what, contents } = head
+  const selection = new Selection(contents, n)
+  const outOfShape = outOfShapeArray(selection.outOfShape(), budget * OUT_OF_SHAPE_SHARE)
+  const taken: string[] = []
+  let used = outOfShape.bytes
+  let omitted = 0
+  let cut: Cut | undefined
+  let next: string | undefined
+  const walked = selection.walk(after, (e) => {
+    if (cut === undefined) {
+      const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
+      const json = e.bytes + 1 + tail > budget - outOfShape.bytes ? tooLarge(what, e, budget) : e.json
+      const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
+      if (taken.length >= limit) cut = 'limit'
+      else if (used + bytes + 1 + tail > budget) cut = 'payload'
+      if (cut === undefined) {
+        taken.push(json)
+        used += bytes + 1
+        next = e.key
+        return true
+      }
+    }
+    omitted++
+    // An exact set counts what is left without walking it.
+    return !selection.exact
+  })
+  const total = selection.exact ? selection.count() : walked.before + walked.after
+  if (selection.exact && cut !== undefined) omitted = total - walked.before - walked.after + 1
+  if (cut !== undefined && next === undefined && after !== undefined) next = after
+  return listDocument(documentHead(head), { revision, total, entries: taken, outOfShape, cut: cut === undefined ? undefined : { reason: cut, omitted }, next })
+}
+
+/** The changes after `from`: entries, deletions and out-of-shape keys cut together, in revision order. */
+function since (head: Head, n: Narrowing, from: number, limit: number, budget: number): string {
+  const { what, contents } = head
+  const parts: Record<Change['type'], string[]> = { put: [], delete: [], outOfShape: [] }
+  let used = 0
+  let taken = 0
+  let total = 0
+  let last = from
+  let cut: Cut | undefined
+  for (const c of changesAfter(contents, what, n, from)) {
+    total++
+    if (cut !== undefined) continue
+    const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
+    const bytes = json === c.entry?.json ? c.entry.bytes : Buffer.byteLength(json)
+    if (taken >= limit) cut = 'limit'
+    else if (used + bytes + 1 > budget) cut = 'payload'
+    else {
+      parts[c.type].push(json)
+      used += bytes + 1
+      taken++
+      last = c.revision
+    }
+  }
+  return sinceDocument(documentHead(head), { last, total, ...parts, cut: cut === undefined ? undefined : { reason: cut, omitted: total - taken } })
+}
+
+/** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
+function read (views: AnsweredViews, query: Query): { contents: Contents, stale: boolean } {
+  const view = views.byWhat[query.what]
+  const contents = view.read()
+  const since = query.since
+  if (since !== undefined) {
+    const order = compareGenerations(since.generation, contents.generation)
+    if (order < 0) {
+      throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+    }
+    if (order > 0) {
+      throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
+    }
+    if (since.revision < contents.expiredBefore) {
+      throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore}, when this instance read bucket ${BUCKETS[query.what]} again and found changes the NATS server had not delivered (a known defect of its version: see /readyz); ask the list again without since and follow its cursor`, 'since')
+    }
+    if (since.revision > contents.revision) {
+      throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
+    }
+  }
+  return { contents, stale: view.stale }
+}
+
+/** Whether `since` names a point this instance has not reached: later in its generation, or of a newer one. */
+function ahead (views: AnsweredViews, what: What, since: Cursor): boolean {
+  let contents: Contents
+  try {
+    contents = views.byWhat[what].read()
+  } catch {
+    return true // loading: the cursor may be reached once it is read
+  }
+  const order = compareGenerations(since.generation, contents.generation)
+  return order > 0 || (order === 0 && since.revision > contents.revision)
+}
+
+/** As Provisioning.snapshot. */
+function snapshot (views: AnsweredViews, query: Query, after: string | undefined, limit: number): Snapshot {
+  const { contents, stale } = read(views, query)
+  const selection = new Selection(contents, narrowing(query.what, query.filter))
+  const entries: string[] = []
+  let next: string | undefined
+  let last = after
+  selection.walk(after, (e) => {
+    if (entries.length === limit) {
+      next = last
+      return false
+    }
+    entries.push(e.json)
+    last = e.key
+    return true
+  })
+  const outOfShape = after === undefined ? [...selection.outOfShape()].map((o) => o.json) : []
+  return { entries, outOfShape, total: selection.count(), ...defined({ next }), cursor: formatCursor(contents.revisionFor(selection.n.positions), contents.generation), stale }
+}
+
+/** As Provisioning.count. */
+function count (views: AnsweredViews, query: Query): { total: number, stale: boolean } {
+  const { contents, stale } = read(views, query)
+  return { total: new Selection(contents, narrowing(query.what, query.filter)).count(), stale }
+}
+
+/** As Provisioning.catchUp. */
+async function catchUp (views: AnsweredViews, query: Query, ms = CATCH_UP_MS): Promise<void> {
+  const since = query.since
+  if (since === undefined || !ahead(views, query.what, since)) return
+  // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
+  // once, and waiting would only make the client time out first.
+  const view = views.byWhat[query.what]
+  await new Promise<void>((resolve) => {
+    const done = (): void => { clearTimeout(timer); stop(); resolve() }
+    const timer = setTimeout(done, ms)
+    const stop = view.listen(() => { if (!ahead(views, query.what, since)) done() })
+  })
+}
+
+/** As Provisioning.moves. */
+function moves (views: AnsweredViews, query: Query): Query {
+  const { contents } = read(views, query)
+  const positions = contents.governing(narrowing(query.what, query.filter).positions)
+  const fields = FIELDS[query.what]
+  return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
+}
+
+/** As Provisioning.changes. */
+function changes (views: AnsweredViews, query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean } {
+  const { contents } = read(views, query)
+  const changes: Change[] = []
+  let last = query.since.revision
+  let more = false
+  for (const c of changesAfter(contents, query.what, narrowing(query.what, query.filter), last)) {
+    if (changes.length >= limit) {
+      more = true
+      break
+    }
+    changes.push({ type: c.type, json: c.json, revision: c.revision })
+    last = c.revision
+  }
+  return { changes, cursor: formatCursor(last, contents.generation), more }
+}
+
+/** As Provisioning.entry. */
+function entry (views: AnsweredViews, what: What, key: string): { json: string, version: string } {
+  const view = views.byWhat[what]
+  const contents = view.read()
+  const e = contents.entries.get(key)
+  if (!e) throw noEntry(what, key)
+  return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
+}
+
+/**
+ * Resolves on the first change one of `queries` would show, a change of its view's state, a
+ * refusal, `signal` or `ms` (see Provisioning.changed); `waitersOf` holds each bucket's waiters.
+ */
+async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters, queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void> {
+  const held: Array<() => void> = []
+  try {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      signal?.addEventListener('abort', done)
+      if (signal?.aborted === true) return done()
+      for (const query of queries) {
+        let after: number
+        try {
+          const { contents } = read(views, query)
+          const n = narrowing(query.what, query.filter)
+          // The first change is enough: none is serialized beyond it.
+          if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
+          after = query.since?.revision ?? contents.revision
+          held.push(waitersOf(query.what).add({
+            after,
+            index: indexOf(query.what, query.filter),
+            keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
+            wake: done
+          }))
+        } catch {
+          return done() // a refusal is news too: the question is asked again and answers it
+        }
+      }
+    })
+  } finally {
+    for (const letGo of held) letGo()
+  }
+}
+
+/** As Provisioning.version. */
+function versionNow (views: AnsweredViews, query: Query): string {
+  const { contents, stale } = read(views, query)
+  return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
+}
+
+/** The answer cache's key of a question: what decides its bytes besides the state. */
+function answerKey (query: Query, opts: AskOptions): string {
+  return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
+}
+
+export function createProvisioning (views: AnsweredViews): Provisioning {
   const waiters = new Map<What, Waiters>()
   const waitersOf = (what: What): Waiters => {
     let held = waiters.get(what)
     if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
     return held
   }
+  const version = (query: Query): string => versionNow(views, query)
   const cache = new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
-
-  /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
-  function read (query: Query): { contents: Contents, stale: boolean } {
-    const view = views.byWhat[query.what]
-    const contents = view.read()
-    const since = query.since
-    if (since !== undefined) {
-      const order = compareGenerations(since.generation, contents.generation)
-      if (order < 0) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
-      }
-      if (order > 0) {
-        throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
-      }
-      if (since.revision < contents.expiredBefore) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore}, when this instance read bucket ${BUCKETS[query.what]} again and found changes the NATS server had not delivered (a known defect of its version: see /readyz); ask the list again without since and follow its cursor`, 'since')
-      }
-      if (since.revision > contents.revision) {
-        throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
-      }
-    }
-    return { contents, stale: view.stale }
-  }
-
-  /** Whether `since` names a point this instance has not reached: later in its generation, or of a newer one. */
-  function ahead (what: What, since: Cursor): boolean {
-    let contents: Contents
-    try {
-      contents = views.byWhat[what].read()
-    } catch {
-      return true // loading: the cursor may be reached once it is read
-    }
-    const order = compareGenerations(since.generation, contents.generation)
-    return order > 0 || (order === 0 && since.revision > contents.revision)
-  }
-
-  function version (query: Query): string {
-    const { contents, stale } = read(query)
-    return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
-  }
-
-  /** The answer cache's key of a question: what decides its bytes besides the state. */
-  function answerKey (query: Query, opts: AskOptions): string {
-    return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
-  }
 
   /** The answer kept under `key` for `version`, else built now (read in the same turn as `version`). */
   function answerOf (query: Query, opts: AskOptions, key: string, version: string): Answer {
     return cache.obtain(key, version, () => {
       const { what, filter, after } = query
-      const { contents, stale } = read(query)
+      const { contents, stale } = read(views, query)
       const n = narrowing(what, filter)
       const revision = contents.revisionFor(n.positions)
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
@@ -364,7 +466,7 @@ export function createProvisioning (views: Views): Provisioning {
     let seen: { generation: string, revision: number, stale: boolean, version: string } | undefined
     const key = answerKey(query, opts)
     const now = (): NonNullable<typeof seen> => {
-      const { contents, stale } = read(query)
+      const { contents, stale } = read(views, query)
       if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
         seen = { generation: contents.generation, revision: contents.revision, stale, version: version(query) }
       }
@@ -378,189 +480,18 @@ export function createProvisioning (views: Views): Provisioning {
     }
   }
 
-  interface Head { what: What, contents: Contents, stale: boolean }
-
-  function open ({ what, stale }: Head, revision: number, total: number): string {
-    return `{"what":"${what}","bucket":"${BUCKETS[what]}","revision":${revision},"total":${total},"stale":${stale}`
-  }
-
-  function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
-    const { what, contents } = head
-    const part = outOfShapePart(contents, n, budget * OUT_OF_SHAPE_SHARE)
-    const { set, exact } = contents.candidates(n.positions)
-    const taken: string[] = []
-    let used = part.bytes
-    let total = 0
-    let omitted = 0
-    let cut: 'payload' | 'limit' | undefined
-    let next: string | undefined
-    const start = exact && after !== undefined ? set.upperBound(after) : 0
-    for (let i = start; i < set.size; i++) {
-      const e = contents.entries.at(set.slotAt(i))
-      if (!exact && !n.matches(e.fields)) continue
-      total++
-      if (after !== undefined && e.key <= after) continue
-      if (cut === undefined) {
-        const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
-        const json = e.bytes + 1 + tail > budget - part.bytes ? tooLarge(what, e, budget) : e.json
-        const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
-        if (taken.length >= limit) cut = 'limit'
-        else if (used + bytes + 1 + tail > budget) cut = 'payload'
-        if (cut === undefined) {
-          taken.push(json)
-          used += bytes + 1
-          next = e.key
-          continue
-        }
-      }
-      omitted++
-      if (exact) {
-        omitted = set.size - i
-        break
-      }
-    }
-    if (exact) total = set.size
-
-    let json = `${open(head, revision, total)},"entries":[${taken.join(',')}],"outOfShape":${part.json}`
-    if (part.omitted > 0) json += `,"outOfShapeOmitted":${part.omitted}`
-    if (cut !== undefined && next === undefined && after !== undefined) next = after
-    if (cut !== undefined && next !== undefined) json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
-    return `${json},"cursor":"${formatCursor(revision, contents.generation)}"}`
-  }
-
-  /** The changes after `from`: entries, deletions and out-of-shape keys cut together, in revision order. */
-  function since (head: Head, n: Narrowing, from: number, limit: number, budget: number): string {
-    const { what, contents } = head
-    const parts: Record<Change['type'], string[]> = { put: [], delete: [], outOfShape: [] }
-    let used = 0
-    let taken = 0
-    let total = 0
-    let last = from
-    let cut: 'payload' | 'limit' | undefined
-    for (const c of changesAfter(contents, what, n, from)) {
-      total++
-      if (cut !== undefined) continue
-      const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
-      const bytes = json === c.entry?.json ? c.entry.bytes : Buffer.byteLength(json)
-      if (taken >= limit) cut = 'limit'
-      else if (used + bytes + 1 > budget) cut = 'payload'
-      else {
-        parts[c.type].push(json)
-        used += bytes + 1
-        taken++
-        last = c.revision
-      }
-    }
-    let json = `${open(head, last, total)},"entries":[${parts.put.join(',')}],"deleted":[${parts.delete.join(',')}],"outOfShape":[${parts.outOfShape.join(',')}]`
-    if (cut !== undefined) json += `,"cut":{"reason":"${cut}","omitted":${total - taken}}`
-    return `${json},"cursor":"${formatCursor(last, contents.generation)}"}`
-  }
-
   return {
     overviews: createOverviews(views),
     ask,
     question,
     version,
-    snapshot (query, after, limit) {
-      const { contents, stale } = read(query)
-      const n = narrowing(query.what, query.filter)
-      const { set, exact } = contents.candidates(n.positions)
-      const entries: string[] = []
-      let next: string | undefined
-      let last = after
-      for (let i = exact && after !== undefined ? set.upperBound(after) : 0; i < set.size; i++) {
-        const e = contents.entries.at(set.slotAt(i))
-        if (!exact && !n.matches(e.fields)) continue
-        if (after !== undefined && e.key <= after) continue
-        if (entries.length === limit) {
-          next = last
-          break
-        }
-        entries.push(e.json)
-        last = e.key
-      }
-      const outOfShape = after === undefined ? [...outOfShapeKept(contents, n)].map((o) => o.json) : []
-      return { entries, outOfShape, total: countOf(contents, n), ...defined({ next }), cursor: formatCursor(contents.revisionFor(n.positions), contents.generation), stale }
-    },
-    count (query) {
-      const { contents, stale } = read(query)
-      return { total: countOf(contents, narrowing(query.what, query.filter)), stale }
-    },
-    async catchUp (query, ms = CATCH_UP_MS) {
-      const since = query.since
-      if (since === undefined || !ahead(query.what, since)) return
-      // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
-      // once, and waiting would only make the client time out first.
-      const view = views.byWhat[query.what]
-      await new Promise<void>((resolve) => {
-        const done = (): void => { clearTimeout(timer); stop(); resolve() }
-        const timer = setTimeout(done, ms)
-        const stop = view.listen(() => { if (!ahead(query.what, since)) done() })
-      })
-    },
+    snapshot: (query, after, limit) => snapshot(views, query, after, limit),
+    count: (query) => count(views, query),
+    catchUp: (query, ms) => catchUp(views, query, ms),
     listen: (what, listener) => views.byWhat[what].listen(listener),
-    async changed (queries, ms, signal) {
-      const held: Array<() => void> = []
-      try {
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer)
-            signal?.removeEventListener('abort', done)
-            resolve()
-          }
-          const timer = setTimeout(done, ms)
-          signal?.addEventListener('abort', done)
-          if (signal?.aborted === true) return done()
-          for (const query of queries) {
-            let after: number
-            try {
-              const { contents } = read(query)
-              const n = narrowing(query.what, query.filter)
-              // The first change is enough: none is serialized beyond it.
-              if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
-              after = query.since?.revision ?? contents.revision
-              held.push(waitersOf(query.what).add({
-                after,
-                index: indexOf(query.what, query.filter),
-                keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
-                wake: done
-              }))
-            } catch {
-              return done() // a refusal is news too: the question is asked again and answers it
-            }
-          }
-        })
-      } finally {
-        for (const letGo of held) letGo()
-      }
-    },
-    moves (query) {
-      const { contents } = read(query)
-      const positions = contents.governing(narrowing(query.what, query.filter).positions)
-      const fields = FIELDS[query.what]
-      return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
-    },
-    changes (query, limit) {
-      const { contents } = read(query)
-      const changes: Change[] = []
-      let last = query.since.revision
-      let more = false
-      for (const c of changesAfter(contents, query.what, narrowing(query.what, query.filter), last)) {
-        if (changes.length >= limit) {
-          more = true
-          break
-        }
-        changes.push({ type: c.type, json: c.json, revision: c.revision })
-        last = c.revision
-      }
-      return { changes, cursor: formatCursor(last, contents.generation), more }
-    },
-    entry (what, key) {
-      const view = views.byWhat[what]
-      const contents = view.read()
-      const e = contents.entries.get(key)
-      if (!e) throw noEntry(what, key)
-      return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
-    }
+    changed: async (queries, ms, signal) => await changed(views, waitersOf, queries, ms, signal),
+    moves: (query) => moves(views, query),
+    changes: (query, limit) => changes(views, query, limit),
+    entry: (what, key) => entry(views, what, key)
   }
 }

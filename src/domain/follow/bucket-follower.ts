@@ -252,7 +252,7 @@ export class BucketFollower {
       if (!contents.indexed) contents.buildIndexes()
       const old = this.serving
       if (old !== undefined && old !== contents && old.generation === contents.generation) {
-        contents.expiredBefore = Math.max(lostBy(old, contents), old.expiredBefore)
+        contents.expireBefore(Math.max(lostBy(old, contents), old.expiredBefore))
         if (contents.expiredBefore > old.expiredBefore) this.log.warn({ bucket: this.bucket, revision: contents.expiredBefore }, 'reading the bucket again found changes the server had not delivered; cursors before revision %d are refused, so that pollers and event streams read it again', contents.expiredBefore)
       }
       this.serving = contents

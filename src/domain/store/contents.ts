@@ -79,21 +79,21 @@ function indexValue (fields: readonly string[], positions: readonly number[]): s
 /** One generation of a bucket's contents (a re-created bucket starts a new one). */
 export class Contents {
   readonly entries: Entries
-  readonly outOfShape = new Map<string, OutOfShapeEntry>()
+  private readonly outOfShapeHeld = new Map<string, OutOfShapeEntry>()
   /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
-  readonly deletions = new Map<string, number>()
+  private readonly deleted = new Map<string, number>()
   /** Every change in revision order: what `since` reads (through `changesSince`). A key the entries number is named by its slot, any other by `-1 - i`, i its place in `others`. */
   private readonly log = new ChangeLog()
   /** The keys of this generation's changes that the entries do not number (out of shape, or deleted and never held): as few as those. */
   private readonly others: string[] = []
   private readonly otherNumbers = new Map<string, number>()
-  revision = 0
+  private latest = 0
   /**
    * Cursors before this revision are refused: these contents were read again after a server
    * defect lost changes (follow/server-defects.ts), and a cursor of the contents before them may
    * lack what was found. Every answer's revision is at least this one, so that its cursor is served.
    */
-  expiredBefore = 0
+  private expired = 0
   /**
    * The last revision that put or deleted an out-of-shape key, per field position: by the key's
    * token there, and (`none`) of keys with no token there, which every filter on that field keeps.
@@ -106,8 +106,9 @@ export class Contents {
   /** The generation as cursors name it (SPEC §8). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
-  all: SortedSlots | undefined
-  outOfShapeKeys = new SortedKeys()
+  private allKeys: SortedSlots | undefined
+  /** The out-of-shape keys in key order, once the snapshot is complete. */
+  private outOfShapeOrder = new SortedKeys()
   /** Keyed by the positions arrays of INDEXES themselves. */
   private readonly indexes = new Map<readonly number[], Map<string, SortedSlots>>()
   /** The revision of each value of a prefix index (`isPrefix`), keyed as `indexes`: its keys are a range of `all`. */
@@ -137,7 +138,7 @@ export class Contents {
   /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
   private recount (tokens: readonly string[]): { count: number, ms: number, nanos: number, revision: number } {
     const out = { count: 0, ms: 0, nanos: 0, revision: 0 }
-    const all = this.all
+    const all = this.allKeys
     const prefix = tokens.join('.')
     const whole = tokens.length === FIELDS[this.what].length
     if (all === undefined) return out
@@ -152,8 +153,45 @@ export class Contents {
     return out
   }
 
+  /** The revision of the last change applied. */
+  get revision (): number {
+    return this.latest
+  }
+
+  /** The out-of-shape keys held, by key. */
+  get outOfShape (): ReadonlyMap<string, OutOfShapeEntry> {
+    return this.outOfShapeHeld
+  }
+
+  /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
+  get deletions (): ReadonlyMap<string, number> {
+    return this.deleted
+  }
+
+  /**
+   * Cursors before this revision are refused (see `expired`); every answer's revision is at least
+   * this one, so that its cursor is served.
+   */
+  get expiredBefore (): number {
+    return this.expired
+  }
+
+  /** Refuses the cursors before `revision` too: these contents were read again after a server defect lost changes. */
+  expireBefore (revision: number): void {
+    this.expired = Math.max(this.expired, revision)
+  }
+
+  /** The out-of-shape keys held, in key order (once indexed). */
+  * outOfShapeInOrder (): Generator<OutOfShapeEntry> {
+    const keys = this.outOfShapeOrder
+    for (let i = 0; i < keys.size; i++) {
+      const o = this.outOfShapeHeld.get(keys.at(i) as string)
+      if (o !== undefined) yield o
+    }
+  }
+
   get indexed (): boolean {
-    return this.all !== undefined
+    return this.allKeys !== undefined
   }
 
   /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
@@ -178,23 +216,23 @@ export class Contents {
    * of `others` put in shape later has its later records under its slot: undefined skips the earlier.
    */
   private readonly currentOf = (n: number): number | undefined => {
-    if (n >= 0) return this.entries.holds(n) ? this.entries.revisionAt(n) : this.deletions.get(this.entries.keys.keyAt(n))
+    if (n >= 0) return this.entries.holds(n) ? this.entries.revisionAt(n) : this.deleted.get(this.entries.keys.keyAt(n))
     const key = this.others[-1 - n] as string
-    return this.outOfShape.get(key)?.revision ?? this.deletions.get(key)
+    return this.outOfShapeHeld.get(key)?.revision ?? this.deleted.get(key)
   }
 
   /** Applies one change; a revision not after the last one applied is ignored (a resumed watch may repeat it). */
   apply (e: KvChange): void {
     const revision = e.revision
-    if (revision <= this.revision) return
-    this.revision = revision
+    if (revision <= this.latest) return
+    this.latest = revision
     const key = e.key
     const put = e.operation === 'PUT'
     const n = this.change(key, revision, put, e)
-    if (put) this.deletions.delete(key)
-    else this.deletions.set(key, revision)
+    if (put) this.deleted.delete(key)
+    else this.deleted.set(key, revision)
     this.log.record(n, revision)
-    this.log.compact(this.entries.size + this.outOfShape.size + this.deletions.size, this.currentOf)
+    this.log.compact(this.entries.size + this.outOfShapeHeld.size + this.deleted.size, this.currentOf)
   }
 
   /** Applies a change to what is held and the indexes; gives the number the log names its key by. */
@@ -214,7 +252,7 @@ export class Contents {
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
       return slot
     }
-    const held = this.outOfShape.get(key)
+    const held = this.outOfShapeHeld.get(key)
     if (held !== undefined || !put) {
       // An out-of-shape key, or the deletion of a key this generation does not hold: no index holds it.
       this.changeOutOfShape(key, revision, put, held?.reason)
@@ -234,19 +272,19 @@ export class Contents {
   private changeOutOfShape (key: string, revision: number, put: boolean, reason: string | undefined): void {
     if (put) {
       const json = outOfShapeJson(key, revision, reason as string)
-      if (!this.outOfShape.has(key)) {
-        if (this.indexed) this.outOfShapeKeys.add(key)
+      if (!this.outOfShapeHeld.has(key)) {
+        if (this.indexed) this.outOfShapeOrder.add(key)
         this.tally?.outOfShape(key, 1)
       }
       const tokens = key.split('.')
-      this.outOfShape.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
+      this.outOfShapeHeld.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
       this.markOutOfShape(tokens, revision)
       return
     }
-    const held = this.outOfShape.get(key)
+    const held = this.outOfShapeHeld.get(key)
     if (held !== undefined) {
-      this.outOfShape.delete(key)
-      if (this.indexed) this.outOfShapeKeys.delete(key)
+      this.outOfShapeHeld.delete(key)
+      if (this.indexed) this.outOfShapeOrder.delete(key)
       this.tally?.outOfShape(key, -1)
       this.markOutOfShape(held.tokens, revision)
       return
@@ -283,7 +321,7 @@ export class Contents {
 
   /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
   private index (fields: readonly string[], revision: number, change?: (set: SortedSlots) => void): void {
-    const all = this.all as SortedSlots
+    const all = this.allKeys as SortedSlots
     if (change) {
       change(all)
       this.ranges.clear()
@@ -311,8 +349,8 @@ export class Contents {
    * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
   revisionFor (filter: FieldValues): number {
-    if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.outOfShapeRevisionFor(filter), this.expiredBefore)
+    if (filter.size === 0) return this.latest
+    return Math.max(this.candidates(filter).set.revision, this.outOfShapeRevisionFor(filter), this.expired)
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
@@ -358,10 +396,10 @@ export class Contents {
       }
       this.indexes.set(positions, byValue)
     }
-    this.outOfShapeKeys = new SortedKeys([...this.outOfShape.keys()].sort())
-    this.all = new SortedSlots(keys, slots)
-    this.all.revision = this.revision
-    for (const [key, revision] of this.deletions) {
+    this.outOfShapeOrder = new SortedKeys([...this.outOfShapeHeld.keys()].sort())
+    this.allKeys = new SortedSlots(keys, slots)
+    this.allKeys.revision = this.latest
+    for (const [key, revision] of this.deleted) {
       const parsed = parseKey(this.what, key)
       // A deletion seen during the load marks the sets its key would be in.
       if (parsed.ok) this.index(parsed.values, revision)
@@ -374,7 +412,7 @@ export class Contents {
    * values, an index's sets of each are one set: their union in key order, moved by any of them.
    */
   candidates (filter: FieldValues): { set: KeySet, exact: boolean, positions: readonly number[] } {
-    let best: { set: KeySet, exact: boolean, positions: readonly number[] } = { set: this.all as KeySet, exact: filter.size === 0, positions: NONE }
+    let best: { set: KeySet, exact: boolean, positions: readonly number[] } = { set: this.allKeys as KeySet, exact: filter.size === 0, positions: NONE }
     for (const positions of INDEXES[this.what]) {
       if (!positions.every((p) => filter.has(p))) continue
       const values = indexValues(positions, filter)
@@ -434,7 +472,7 @@ export class Contents {
 
   /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */
   private range (value: string, revision: number): KeySet {
-    const all = this.all as SortedSlots
+    const all = this.allKeys as SortedSlots
     let found = this.ranges.get(value)
     if (found === undefined) {
       // Keys that start `a.b.` are those from `a.b.` on and before `a.b/` ('/' follows '.'). A
