@@ -3,7 +3,7 @@
 
 import { keyOf, type What } from '../domain/wire/key-shapes.js'
 import { asProvisionerError, ProvisionerError } from '../domain/wire/errors.js'
-import { noEntry } from '../domain/answers/provisioning.js'
+import { cursorExpired, noEntry } from '../domain/answers/provisioning.js'
 
 const updated = '2026-11-29T09:40:00.000Z'
 
@@ -85,4 +85,4 @@ export const BUCKET_MISSING_EXAMPLE = new ProvisionerError('BUCKET_MISSING', 'bu
 
 export const INTERNAL_EXAMPLE = asProvisionerError(new Error('example fault')).toBody()
 
-export const CURSOR_EXPIRED_EXAMPLE = new ProvisionerError('CURSOR_EXPIRED', 'since names another generation of bucket mesh-provisioner_needs (it was deleted and created again since); ask the list again without since and follow its cursor', 'since').toBody()
+export const CURSOR_EXPIRED_EXAMPLE = cursorExpired('needs').toBody()

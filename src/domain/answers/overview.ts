@@ -10,9 +10,8 @@ import type { ModuleState } from '../wire/schemas.js'
 import type { Contents } from '../store/contents.js'
 import { compareInstants, type Group, type Instant, type NodeTally } from '../store/tally.js'
 import type { AnsweredViews } from './port.js'
-import { Answer, type AskOptions } from './provisioning.js'
+import { Answer, answerCache, type AskOptions } from './provisioning.js'
 import { pageOf, type Row } from './pages.js'
-import { RecentlyUsed } from './recently-used.js'
 import { defined } from '../defined.js'
 
 /** The refusal of a node no key names. */
@@ -247,7 +246,7 @@ function lastWrites (views: AnsweredViews): Map<string, number> {
 
 export function createOverviews (views: AnsweredViews): Overviews {
   const memo = new Rows()
-  const cache = new RecentlyUsed<Answer>({ maxBytes: 16 * 1024 * 1024, maxEntries: 1024, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + 256 })
+  const cache = answerCache()
 
   function ask (query: OverviewQuery, opts: AskOptions = {}): Answer {
     const state = readState(views, query)

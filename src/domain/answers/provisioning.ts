@@ -48,6 +48,16 @@ const ANSWER_CACHE_ENTRIES = 1024
 /** What an answer holds beyond its bytes and its key: the object, its version, the cache's slot. */
 const ANSWER_OVERHEAD = 256
 
+/** A cache of answers bounded by the bytes they hold: the bucket questions' and the overviews' own. */
+export function answerCache (): RecentlyUsed<Answer> {
+  return new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
+}
+
+/** The refusal of a cursor of another generation than the bucket's: the list is to be read again. */
+export function cursorExpired (what: What): ProvisionerError {
+  return new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+}
+
 export interface AskOptions {
   /** The most bytes the serialized answer may take (the bus: the connection's max payload). */
   maxBytes?: number
@@ -273,7 +283,7 @@ function read (views: AnsweredViews, query: Query): { contents: Contents, stale:
   if (since !== undefined) {
     const order = compareGenerations(since.generation, contents.generation)
     if (order < 0) {
-      throw new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[query.what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
+      throw cursorExpired(query.what)
     }
     if (order > 0) {
       throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
@@ -433,7 +443,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     return held
   }
   const version = (query: Query): string => versionNow(views, query)
-  const cache = new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
+  const cache = answerCache()
 
   /** The answer kept under `key` for `version`, else built now (read in the same turn as `version`). */
   function answerOf (query: Query, opts: AskOptions, key: string, version: string): Answer {
