@@ -10,7 +10,7 @@ import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
 import { Answers, EntrySchemas, ErrorBody, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
-import { Live, Reset, Stale, Synced } from './event-schemas.js'
+import { eventData, Live, Reset, Stale, Synced, type StreamEvent } from './event-schemas.js'
 
 /** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
 export const VERB_SUBJECT = 'mesh-provisioner.provisioning'
@@ -44,8 +44,8 @@ const ERROR_HEADERS = Type.Object({
 }, { description: 'The micro protocol\'s error headers.' })
 
 /** The event types of a stream, each with its data's schema (by what it streams). */
-function streamMessages (what: What): Record<string, { schema: Json, id: string }> {
-  const deleted = (Answers[what].properties.deleted as unknown as { items: TSchema }).items
+function streamMessages (what: What): Record<StreamEvent, { schema: Json, id: string }> {
+  const deleted = eventData(what).delete
   const cursorId = 'its cursor: resume after it with `Last-Event-ID`'
   return {
     put: { schema: ref(`#/components/schemas/${capital(what)}Entry`), id: `absent during the snapshot; afterwards ${cursorId}` },

@@ -7,12 +7,12 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { TSchema } from 'typebox'
-import { Answers, EntrySchemas, ErrorBody as BusErrorBody, Facets, OutOfShape, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
+import { Answers, ErrorBody as BusErrorBody, Facets, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
 import { WHATS, type What } from '../../src/domain/wire/key-shapes.js'
 import { openApiText } from '../../src/http/openapi-document.js'
 import { ERROR_CODES } from '../../src/domain/wire/errors.js'
 import { HTTP_CODES, HTTP_STATUS } from '../../src/http/errors.js'
-import { Live, Reset, Stale, Synced } from '../../src/http/event-schemas.js'
+import { eventData } from '../../src/http/event-schemas.js'
 import { ErrorBody as HttpErrorBody } from '../../src/http/schemas.js'
 import { VERSION } from '../../src/version.js'
 
@@ -111,10 +111,7 @@ export function checkVerbBody (request: unknown, code: number, body: unknown): v
 }
 
 /** The data of each event of a `what`'s stream (SPEC §8), by the event's name, as the AsyncAPI document gives them. */
-function streamEventData (what: What): Record<string, TSchema> {
-  const deleted = (Answers[what].properties.deleted as unknown as { items: TSchema }).items
-  return { put: EntrySchemas[what], outOfShape: OutOfShape, delete: deleted, synced: Synced, stale: Stale, live: Live, reset: Reset }
-}
+const streamEventData = (what: What): Record<string, TSchema> => eventData(what)
 
 const events = new Map<What, Map<string, ValidateFunction>>()
 
