@@ -1,12 +1,12 @@
-// Starts a real nats-server with JetStream for the tests, the demo and the bench: a loopback port the
-// server picks itself (read back from its ports file), a temporary store, the users and grants of
+// Starts a real nats-server with JetStream for the tests, the demo and the bench: a loopback port
+// claimed below the kernel's ephemeral range, a temporary store, the users and grants of
 // deploy/accounts.conf (so the service runs under its least-privilege user), and stop, kill and
 // restart on the same ports and store (the way nats.js's own `nst` helpers do).
 
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { randomBytes, randomInt } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,42 +49,100 @@ interface Ports { nats?: string[], cluster?: string[], monitoring?: string[] }
 
 const portOf = (url: string | undefined): number | undefined => url === undefined ? undefined : Number(new URL(url).port)
 
+/**
+ * A port is claimed by a file named for it, holding the claiming process's id, so that the test
+ * processes of one machine never pick the same port (a claim whose process is gone is taken over).
+ * The ports lie below the kernel's ephemeral range: a port the server picked itself (`-1`) lies in
+ * it, and while a killed server is down, an outgoing connection of any process can take its port
+ * and fail the restart with "address already in use" (seen in CI with a cluster's route port).
+ */
+const CLAIMS = join(tmpdir(), 'mesh-provisioner-ports')
+const FIRST_PORT = 10_000
+
+function ephemeralLow (): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768
+  } catch {
+    return 32_768
+  }
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function claimPort (): Promise<number> {
+  await mkdir(CLAIMS, { recursive: true })
+  const end = Math.max(ephemeralLow(), FIRST_PORT + 1_000)
+  for (;;) {
+    const port = randomInt(FIRST_PORT, end)
+    const file = join(CLAIMS, String(port))
+    try {
+      await writeFile(file, String(process.pid), { flag: 'wx' })
+      return port
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const owner = Number(await readFile(file, 'utf8').catch(() => ''))
+      if (owner > 0 && !alive(owner)) await unlink(file).catch(() => {})
+    }
+  }
+}
+
+async function releasePort (port: number | undefined): Promise<void> {
+  if (port !== undefined) await unlink(join(CLAIMS, String(port))).catch(() => {})
+}
+
+const inUse = (log: string): boolean => /address already in use/.test(log)
+
 export class NatsServer {
   private proc: ChildProcess | undefined
   private exited: Promise<void> | undefined
   log = ''
   private ports: { client: number, cluster?: number, monitoring?: string } = { client: 0 }
-  private cluster: { name: string, jetstream: boolean, routes: number[] } | undefined
+  private cluster: { name: string, routes: number[] } | undefined
 
   private constructor (readonly dir: string, private readonly opts: NatsServerOptions) {}
 
   static async start (opts: NatsServerOptions = {}): Promise<NatsServer> {
     const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-nats-'))
     const server = new NatsServer(dir, opts)
-    await server.launch()
-    return server
+    // A port taken by some other program is given up for another claim, at the first start only.
+    for (let tries = 1; ; tries++) {
+      server.ports = { client: await claimPort() }
+      try {
+        await server.launch()
+        return server
+      } catch (err) {
+        await releasePort(server.port)
+        if (tries === 5 || !inUse(server.log)) throw err
+        server.log = ''
+      }
+    }
   }
 
   /**
    * `count` servers in one JetStream cluster, named s1, s2, …. A JetStream cluster needs its routes
-   * at start, and a route names a port: the servers first start without JetStream to pick their
-   * ports, then start again on them with JetStream and routes to each other (as nats.js's `nst`).
+   * at start, and a route names a port: each server's ports are claimed first, then all start with
+   * routes to each other.
    */
   static async cluster (count: number, opts: NatsServerOptions = {}): Promise<NatsServer[]> {
     const servers = await Promise.all(Array.from({ length: count }, async (_, i) => {
       const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-nats-'))
       const server = new NatsServer(dir, { ...opts, config: `server_name: s${i + 1}\n${opts.config ?? ''}` })
-      server.cluster = { name: 'mesh', jetstream: false, routes: [] }
-      await server.launch()
+      server.ports = { client: await claimPort(), cluster: await claimPort() }
       return server
     }))
-    await Promise.all(servers.map(async (s) => await s.stop()))
-    for (const s of servers) s.cluster = { name: 'mesh', jetstream: true, routes: servers.filter((o) => o !== s).map((o) => o.clusterPort as number) }
+    for (const s of servers) s.cluster = { name: 'mesh', routes: servers.filter((o) => o !== s).map((o) => o.clusterPort as number) }
     await Promise.all(servers.map(async (s) => await s.launch()))
     return servers
   }
 
-  /** The client port the server picked at its first start; a restart asks for it again. */
+  /** The client port claimed at the first start; a restart asks for it again. */
   get port (): number {
     return this.ports.client
   }
@@ -137,16 +195,15 @@ export class NatsServer {
     const cluster = this.cluster
     // NATS includes only paths relative to the including file: the shipped accounts go beside it.
     await copyFile(DEPLOY_ACCOUNTS, join(this.dir, 'accounts.conf'))
-    // Port -1 lets the server pick a free port itself (no race with another worker between a probe
-    // and the bind); a restart asks for the ports it had, so that clients and routes find it again.
+    // A restart asks for the ports it had, so that clients and routes find it again.
     await writeFile(conf, [
-      `listen: "127.0.0.1:${this.port === 0 ? -1 : this.port}"`,
+      `listen: "127.0.0.1:${this.port}"`,
       `ports_file_dir: ${JSON.stringify(this.dir)}`,
-      cluster?.jetstream === false ? '' : `jetstream { store_dir: ${JSON.stringify(this.opts.storeDir ?? join(this.dir, 'js'))} }`,
+      `jetstream { store_dir: ${JSON.stringify(this.opts.storeDir ?? join(this.dir, 'js'))} }`,
       this.opts.token === undefined ? 'include "accounts.conf"' : `authorization { token: ${JSON.stringify(this.opts.token)} }`,
       cluster === undefined
         ? ''
-        : `cluster { name: ${cluster.name}, listen: "127.0.0.1:${this.clusterPort ?? -1}", routes: [${cluster.routes.map((port) => `"nats-route://127.0.0.1:${port}"`).join(', ')}] }`,
+        : `cluster { name: ${cluster.name}, listen: "127.0.0.1:${this.clusterPort as number}", routes: [${cluster.routes.map((port) => `"nats-route://127.0.0.1:${port}"`).join(', ')}] }`,
       this.opts.config ?? ''
     ].join('\n'))
     const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], {
@@ -162,7 +219,7 @@ export class NatsServer {
       proc.once('error', (err) => reject(new Error(`could not start ${natsServerBin()}: ${err.message}; install Debian's nats-server package or set NATS_SERVER_BIN`)))
     })
     const ports = await this.portsFile(proc.pid as number)
-    this.ports = { client: portOf(ports.nats?.[0]) ?? 0, cluster: portOf(ports.cluster?.[0]), monitoring: ports.monitoring?.[0] }
+    this.ports = { client: portOf(ports.nats?.[0]) ?? this.port, cluster: portOf(ports.cluster?.[0]), monitoring: ports.monitoring?.[0] }
   }
 
   /** Waits for the ports file the server writes once it listens (`<binary>_<pid>.ports`), and reads it. */
@@ -199,6 +256,7 @@ export class NatsServer {
 
   async dispose (): Promise<void> {
     await this.stop()
+    await Promise.all([releasePort(this.port), releasePort(this.clusterPort)])
     await rm(this.dir, { recursive: true, force: true })
   }
 }
