@@ -6,6 +6,7 @@
 // same question naming them would.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
@@ -118,6 +119,14 @@ function presented (request: FastifyRequest): string | undefined {
   return typeof fromQuery === 'string' ? fromQuery : undefined
 }
 
+/**
+ * Who may read, as a plugin that every route sees (fastify-plugin): it decorates the request
+ * (`tokenName`, `token`, `admitted`, `narrowedTo`) and checks each route's token; the parts that
+ * read those decorations name it among their dependencies. It follows the request line's checks
+ * (app.ts), so that their refusals come first.
+ */
+export const access = fp<AccessDeps>(async (app, deps) => { registerAccess(app, deps) }, { name: 'access', fastify: '5.x', dependencies: ['request-line'] })
+
 export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('tokenName', undefined)
   app.decorateRequest('token', undefined)
@@ -188,7 +197,9 @@ const SELF = '/v1/token/self'
 const SELF_EXAMPLE: TokenSelf = { name: 'ace', nodes: ['ace', 'g14'], metrics: false }
 
 /** `GET /v1/token/self`: the token presented, as the console shows who it reads as. Never its digest. */
-export function registerTokenSelf (app: FastifyInstance, open: boolean): void {
+export const tokenSelf = fp<{ open: boolean }>(async (app, { open }) => { registerTokenSelf(app, open) }, { name: 'token-self', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
+function registerTokenSelf (app: FastifyInstance, open: boolean): void {
   const EVERYTHING: TokenSelf = { name: null, nodes: '*', metrics: true }
   app.get(SELF, {
     schema: {

@@ -1,6 +1,7 @@
 // Builds the REST gateway from its dependencies; never listens (startService does).
 
 import cors from '@fastify/cors'
+import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
@@ -9,16 +10,17 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { refusalOf, registerAccess, registerTokenSelf } from './access.js'
+import { access, refusalOf, tokenSelf } from './access.js'
 import { registerDocs } from './docs.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
-import { registerEvents, type EventsOptions } from './events.js'
+import { events, type EventsOptions } from './events.js'
+import type { FollowedViews } from './stream-of-question.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { Pool } from './holds.js'
-import { registerOperations } from './operations.js'
+import { operations } from './operations.js'
 import { brokenEscape } from './query-string.js'
-import { registerRoutes } from './routes.js'
-import { registerOverviewRoutes } from './overview-routes.js'
+import { routes } from './routes.js'
+import { overviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
@@ -176,38 +178,44 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   }
   app.setNotFoundHandler((request, reply) => refuseUnread(request.method, request.url, reply))
 
-  // No origins configured: no CORS headers at all, and no CORS hook on every request. Otherwise
-  // only the listed origins, reflected.
-  if (deps.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
-      methods: ['GET', 'HEAD'],
-      exposedHeaders: ['ETag', 'X-Request-Id'],
-      maxAge: 600
-    })
-  }
-  // After CORS and helmet, so that these refusals carry their headers too.
-  app.addHook('onRequest', (request, reply, done) => {
-    // A client never sends a fragment: a raw # is no query separator, and no key token holds one.
-    // A refusal sent here ends the request: `done` is not called.
-    const url = request.url
-    const query = url.indexOf('?')
-    // Judged only when the query holds a '%': the hot path's URLs seldom do.
-    const broken = query !== -1 && url.includes('%', query) ? brokenEscape(url.slice(query + 1)) : undefined
-    if (url.includes('#')) {
-      replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
-    } else if (broken !== undefined) {
-      // The parameter is named, never its value, which may be an access_token.
-      replyError(reply, badRequest(broken, `${quoted(broken)}: a %-escape in its value is broken; escape reserved characters completely (two hex digits of UTF-8 each, like %3A for :)`))
-    } else if (!READS.has(request.method)) {
-      // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
-      refuseUnread(request.method, request.url, reply)
-    } else {
-      done()
+  /**
+   * What every request meets before its route's token is checked (access.ts depends on it): CORS,
+   * then the request line's checks, whose refusals so carry the CORS headers a console in a browser
+   * needs to read them, and helmet's (set by the hook above, on every request).
+   */
+  const requestLine = fp(async (app: FastifyInstance) => {
+    // No origins configured: no CORS headers at all, and no CORS hook on every request. Otherwise
+    // only the listed origins, reflected.
+    if (deps.corsOrigins.length > 0) {
+      await app.register(cors, {
+        origin: (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
+        methods: ['GET', 'HEAD'],
+        exposedHeaders: ['ETag', 'X-Request-Id'],
+        maxAge: 600
+      })
     }
-  })
-  // After CORS, so that a refusal carries the CORS headers a console in a browser needs to read it.
-  registerAccess(app, { tokens: deps.tokens, metrics: deps.metrics })
+    app.addHook('onRequest', (request, reply, done) => {
+      // A client never sends a fragment: a raw # is no query separator, and no key token holds one.
+      // A refusal sent here ends the request: `done` is not called.
+      const url = request.url
+      const query = url.indexOf('?')
+      // Judged only when the query holds a '%': the hot path's URLs seldom do.
+      const broken = query !== -1 && url.includes('%', query) ? brokenEscape(url.slice(query + 1)) : undefined
+      if (url.includes('#')) {
+        replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
+      } else if (broken !== undefined) {
+        // The parameter is named, never its value, which may be an access_token.
+        replyError(reply, badRequest(broken, `${quoted(broken)}: a %-escape in its value is broken; escape reserved characters completely (two hex digits of UTF-8 each, like %3A for :)`))
+      } else if (!READS.has(request.method)) {
+        // Before the body is read: a method the gateway does not take is 405 whatever its body or type.
+        refuseUnread(request.method, request.url, reply)
+      } else {
+        done()
+      }
+    })
+  }, { name: 'request-line', fastify: '5.x' })
+  await app.register(requestLine)
+  await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
   // Held requests, one pool per limit, shared fairly between callers (holds.ts says the rule).
@@ -225,11 +233,14 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     for (const held of waits.holds()) held.end({ early: true })
   })
-  registerRoutes(app, { ...deps, waits })
-  registerOverviewRoutes(app, { ...deps, waits })
-  registerTokenSelf(app, deps.tokens === undefined)
-  registerEvents(app, { ...deps, ...deps.events, streams })
-  registerOperations(app, deps)
+  await app.register(routes, { ...deps, waits })
+  await app.register(overviewRoutes, { ...deps, waits })
+  await app.register(tokenSelf, { open: deps.tokens === undefined })
+  // A stream asks the views only this, beside Provisioning.
+  const { views } = deps
+  const followed: FollowedViews = { status: (what) => views.byWhat[what].status(), held: (what) => views.byWhat[what].read(), connected: () => views.connected() }
+  await app.register(events, { ...deps, ...deps.events, views: followed, streams })
+  await app.register(operations, deps)
   return app
 }
 

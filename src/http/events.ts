@@ -1,24 +1,22 @@
-// The change feed of SPEC §8 as Server-Sent Events: `GET /v1/{what}/events?<filters>`. A stream
-// holds no queue of its own: it remembers the last cursor it sent and, whenever the view signals,
-// reads the changes after it from the domain, so a burst of writes costs it one read, and a reader
-// that does not keep up is disconnected rather than buffered for (it resumes by its last id).
+// The change feed of SPEC §8 as Server-Sent Events: `GET /v1/{what}/events?<filters>`, its schema
+// and its prose. The framing is sse.ts'; following the question, stream-of-question.ts'.
 
-import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { formatCursor, parseCursor, type Cursor } from '../domain/wire/cursor.js'
 import { badRequest, ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import { readParameters, type Query } from '../domain/wire/request.js'
 import { NARROWED_BY } from '../domain/wire/schemas.js'
-import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
 import { replyError } from './errors.js'
 import { judgedByTheDomain, parameterOf } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
+import { Frames, RETRY_MS, Sse, type EventType } from './sse.js'
+import { SharedReads, StreamOfQuestion, type FollowedViews } from './stream-of-question.js'
 
 export interface EventsOptions {
   /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After, shared fairly between callers (holds.ts). */
@@ -31,280 +29,15 @@ export interface EventsOptions {
 
 export interface EventsDeps extends Omit<EventsOptions, 'maxStreams'> {
   provisioning: Provisioning
-  views: Views
+  /** What a stream asks of the views beside Provisioning. */
+  views: FollowedViews
   metrics: Metrics
   /** The open streams' pool (HTTP_MAX_STREAMS). */
   streams: Pool
 }
 
-/** The event types a stream sends, in the order the OpenAPI document describes them. */
-export type EventType = 'put' | 'outOfShape' | 'synced' | 'delete' | 'stale' | 'live' | 'reset'
-
 const HEARTBEAT_MS = 15_000
 const STALL_MS = 30_000
-/** What a browser waits before it reconnects (the `retry:` field). */
-const RETRY_MS = 2000
-/** How long an ended stream may take to close before it is cut (ms). */
-const END_GRACE_MS = 1000
-/** Entries per snapshot page and changes per read: the stream waits for its reader between them. */
-const PAGE = 500
-
-type Changes = ReturnType<Provisioning['changes']>
-
-/**
- * What the streams of one gateway share: a put reaches a thousand streams of one filter, each
- * asking the same changes after the same cursor and sending them in the same words, so each is
- * read and framed once.
- */
-class Fanout {
-  /** The last event framed. */
-  private framed: { type: EventType, data: string, id: string | undefined, text: string } | undefined
-  /** The last changes read, by question and cursor, and the state of the view they were read from. */
-  private read: { key: string, state: string, changes: Changes } | undefined
-
-  /** One event as its lines; the data's line breaks become `data:` lines, which the reader joins with \n. */
-  frame (type: EventType, data: string, id: string | undefined): string {
-    if (this.framed?.data === data && this.framed.type === type && this.framed.id === id) return this.framed.text
-    let text = id === undefined ? '' : `id: ${id}\n`
-    text += `event: ${type}\n`
-    for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
-    this.framed = { type, data, id, text: `${text}\n` }
-    return this.framed.text
-  }
-
-  /** The changes `key` (a question and a cursor) names in view state `state`: read by `read` unless read already. */
-  changes (key: string, state: string, read: () => Changes): Changes {
-    if (this.read?.key !== key || this.read.state !== state) this.read = { key, state, changes: read() }
-    return this.read.changes
-  }
-}
-
-/** One open response: frames events and says whether its reader keeps up. */
-class Sse {
-  private ended = false
-  /** Resolves when the response closes, whoever closed it. */
-  readonly closed: Promise<void>
-
-  /** `ownsConnection`: HTTP/1.1, where the stream is its connection's, which closes with it (an HTTP/2 stream shares its connection). */
-  constructor (private readonly raw: ServerResponse, private readonly ownsConnection: boolean, private readonly stallMs: number, private readonly fanout: Fanout, private readonly counted: (type: string) => void) {
-    this.closed = new Promise((resolve) => raw.once('close', resolve))
-    // A write to a reader that went away fails here; its 'close' ends the stream.
-    raw.on('error', () => {})
-  }
-
-  get open (): boolean {
-    return !this.ended && !this.raw.destroyed && !this.raw.writableEnded
-  }
-
-  /** Writes one event; the data's line breaks become `data:` lines, which the reader joins with \n. */
-  send (type: EventType, data: string, id?: string): void {
-    if (!this.open) return
-    this.raw.write(this.fanout.frame(type, data, id))
-    this.counted(type)
-  }
-
-  write (text: string): void {
-    if (this.open) this.raw.write(text)
-  }
-
-  /** A comment line, only when nothing is waiting to be sent: a stream with data in flight is alive. */
-  heartbeat (): void {
-    if (this.open && this.raw.writableLength === 0) this.raw.write(':\n\n')
-  }
-
-  /**
-   * Resolves true when the next event may be written: at once while the socket takes what is
-   * written, else once it drained. A reader that takes nothing for `stallMs` is disconnected, so a
-   * stream holds at most one event beyond the socket's high-water mark.
-   */
-  async drained (): Promise<boolean> {
-    if (!this.raw.writableNeedDrain) return this.open
-    let timer: NodeJS.Timeout | undefined
-    const drained = await Promise.race([
-      new Promise<boolean>((resolve) => this.raw.once('drain', () => resolve(true))),
-      this.closed.then(() => false),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), this.stallMs) })
-    ])
-    clearTimeout(timer)
-    if (!drained) this.end()
-    return drained && this.open
-  }
-
-  /**
-   * Ends the response and, over HTTP/1.1, its connection, which is never used again; one still
-   * holding unsent bytes, or not closed a moment later, is cut, since its reader is not taking them
-   * (over HTTP/2 only its stream is: the connection carries others).
-   */
-  end (): void {
-    if (this.ended) return
-    this.ended = true
-    if (this.raw.writableLength > 0) {
-      this.raw.destroy()
-      return
-    }
-    const cut = setTimeout(() => this.raw.destroy(), END_GRACE_MS)
-    void this.closed.then(() => clearTimeout(cut))
-    this.raw.end(() => { if (this.ownsConnection) this.raw.socket?.destroy() })
-  }
-}
-
-type State = { live: true } | { live: false, reason: string }
-
-/** Follows `query` on one stream until the stream closes. */
-class StreamOfQuestion {
-  /** The cursor of the last change sent; undefined while a snapshot is due. */
-  private position: Cursor | undefined
-  /** Why the next snapshot is preceded by `reset`. */
-  private resetReason: string | undefined
-  /** Changes are being read up to now, after a snapshot or a resume: `synced` follows them. */
-  private syncing = false
-  /** The state last announced: undefined before the first look, which says only `stale`. */
-  private announced: boolean | undefined
-  private dirty = true
-  /** Resolves the loop's wait for a change, while it waits. */
-  private waiting: (() => void) | undefined
-  /** The question followed, as text: streams asking the same share what they read. */
-  private readonly asked: string
-
-  constructor (private readonly deps: EventsDeps, private readonly fanout: Fanout, private readonly sse: Sse, private readonly query: Query, resume: string | undefined) {
-    this.asked = `${JSON.stringify([query.what, query.filter])} `
-    if (resume === undefined) return
-    try {
-      this.position = parseCursor(resume, 'Last-Event-ID')
-      this.syncing = true
-    } catch (err) {
-      this.resetReason = (err as Error).message
-    }
-  }
-
-  async run (): Promise<void> {
-    const { provisioning } = this.deps
-    const stop = provisioning.listen(this.query.what, () => this.wake())
-    void this.sse.closed.then(() => this.wake())
-    try {
-      if (this.position !== undefined) await provisioning.catchUp({ ...this.query, since: this.position })
-      while (this.sse.open) {
-        this.dirty = false
-        await this.step()
-        if (!this.dirty && this.sse.open) {
-          await new Promise<void>((resolve) => { this.waiting = resolve })
-          // Lets a burst of changes land before they are read, so that it costs one read.
-          await new Promise((resolve) => setImmediate(resolve))
-        }
-      }
-    } finally {
-      stop()
-    }
-  }
-
-  /** Marks that something changed, and resumes the loop when it waits. */
-  private wake (): void {
-    this.dirty = true
-    const waiting = this.waiting
-    this.waiting = undefined
-    waiting?.()
-  }
-
-  private state (): State {
-    const { views } = this.deps
-    const view = views.byWhat[this.query.what]
-    try {
-      view.read()
-    } catch (err) {
-      return { live: false, reason: (err as Error).message }
-    }
-    if (!view.stale) return { live: true }
-    if (!views.connected()) return { live: false, reason: 'the service is cut off from NATS; the stream shows what it last knew and goes on when NATS is back' }
-    return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
-  }
-
-  /** One look: says a change of state, then sends a snapshot or the changes after the last one sent. */
-  private async step (): Promise<void> {
-    const state = this.state()
-    if (state.live !== this.announced) {
-      if (state.live && this.announced === false) this.sse.send('live', JSON.stringify({ reason: `bucket ${BUCKETS[this.query.what]} is followed live` }))
-      if (!state.live) this.sse.send('stale', JSON.stringify({ reason: state.reason }))
-      this.announced = state.live
-    }
-    if (this.deps.views.byWhat[this.query.what].status().state !== 'live') return
-    try {
-      if (this.position === undefined) await this.snapshot()
-      else await this.changes(this.position)
-    } catch (err) {
-      if (!(err instanceof ProvisionerError) || !['CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING'].includes(err.code)) throw err
-      // The cursor cannot be served (another generation, or one this instance does not reach), or
-      // the bucket went while a snapshot was paged: start again from a snapshot once it can be read.
-      this.resetReason = err.code === 'BUCKET_MISSING' ? `bucket ${BUCKETS[this.query.what]} went away during the snapshot` : err.message
-      this.position = undefined
-      this.syncing = false
-      if (err.code === 'CURSOR_EXPIRED' || this.deps.views.byWhat[this.query.what].status().state === 'live') this.dirty = true
-    }
-  }
-
-  /**
-   * Every matching entry, page by page, waiting for the reader between events. The changes after
-   * the first page's cursor then complete it (steps of `changes`), so a bucket moving while the
-   * pages are read leaves no gap; `synced` follows them.
-   */
-  private async snapshot (): Promise<void> {
-    const { provisioning } = this.deps
-    if (this.resetReason !== undefined) {
-      // An empty id makes a browser forget the old one: a stream cut during the snapshot starts over.
-      this.sse.send('reset', JSON.stringify({ reason: this.resetReason }), '')
-      this.resetReason = undefined
-    }
-    const first = provisioning.snapshot(this.query, undefined, PAGE)
-    const start = parseCursor(first.cursor)
-    let page = first
-    for (;;) {
-      for (const json of page.entries) {
-        this.sse.send('put', json)
-        if (!(await this.sse.drained())) return
-      }
-      if (page === first) {
-        for (const json of first.outOfShape) {
-          this.sse.send('outOfShape', json)
-          if (!(await this.sse.drained())) return
-        }
-      }
-      if (page.next === undefined) break
-      page = provisioning.snapshot(this.query, page.next, PAGE)
-      if (parseCursor(page.cursor).generation !== start.generation) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `bucket ${BUCKETS[this.query.what]} was created again during the snapshot`)
-      }
-    }
-    this.position = start
-    this.syncing = true
-    this.dirty = true
-  }
-
-  /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. */
-  private async changes (since: Cursor): Promise<void> {
-    const { provisioning } = this.deps
-    const view = this.deps.views.byWhat[this.query.what].status()
-    const held = this.deps.views.byWhat[this.query.what].read()
-    const batch = this.fanout.changes(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
-    let next = parseCursor(batch.cursor)
-    // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
-    const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
-    // Every change the view holds has been looked at: the next look starts after them, so that
-    // writes the filter leaves out are not read again and again by a narrow stream.
-    if (!batch.more && view.state === 'live' && !view.stale && view.revision > next.revision) next = { revision: view.revision, generation: next.generation }
-    for (const c of batch.changes) {
-      this.sse.send(c.type, c.json, formatCursor(c.revision, next.generation))
-      this.position = { revision: c.revision, generation: next.generation }
-      if (!(await this.sse.drained())) return
-    }
-    this.position = next
-    if (synced !== undefined) {
-      this.syncing = false
-      this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)
-      await this.sse.drained()
-    }
-    if (batch.more) this.dirty = true
-  }
-}
-
 /** The parameters a stream takes beside its filters. */
 const STREAM_PARAMETERS = ['lastEventId', 'access_token']
 /** The list route's parameters that a stream does not take. */
@@ -374,12 +107,17 @@ function streamQuerystring (what: What) {
   return Type.Object(properties, { additionalProperties: false })
 }
 
-export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
+/** The event streams, a plugin of their own: their streams, hooks and shared reads are theirs. */
+export const events = fp<EventsDeps>(async (app, deps) => { registerEvents(app, deps) }, { name: 'events', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
+function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
   const stallMs = deps.stallMs ?? STALL_MS
   /** Each open stream. */
   const open = new Set<Sse>()
-  const fanout = new Fanout()
+  // Shared by the streams of this gateway: an event framed once, changes read once.
+  const frames = new Frames()
+  const reads = new SharedReads()
 
   // What would keep the server's close waiting: streams, which never end by themselves, and
   // connections that never sent a byte (a client's spare or a browser's preconnect), which Node
@@ -423,7 +161,7 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     const ownsConnection = request.raw.httpVersionMajor < 2
     if (ownsConnection) raw.setHeader('connection', 'close')
     raw.writeHead(200)
-    const stream = sse = new Sse(raw, ownsConnection, stallMs, fanout, (type) => deps.metrics.eventSent(type))
+    const stream = sse = new Sse(raw, ownsConnection, stallMs, frames, (type) => deps.metrics.eventSent(type))
     open.add(stream)
     deps.metrics.streamOpened()
     const heartbeat = setInterval(() => stream.heartbeat(), heartbeatMs)
@@ -433,9 +171,9 @@ export function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
       deps.streams.release(held)
       deps.metrics.streamClosed()
     })
-    stream.write(`retry: ${RETRY_MS}\n\n`)
+    stream.retry()
     try {
-      await new StreamOfQuestion(deps, fanout, stream, query, resume).run()
+      await new StreamOfQuestion(deps, reads, stream, query, resume).run()
     } catch (err) {
       request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
       stream.end()

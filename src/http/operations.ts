@@ -2,6 +2,7 @@
 // Prometheus metrics.
 
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type, type Static } from 'typebox'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
@@ -30,7 +31,10 @@ const UNREAD = {
   content: { 'application/json': { schema: Type.Ref('ErrorBody') } }
 }
 
-export function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
+/** Health, readiness and metrics, a plugin of their own. */
+export const operations = fp<OperationsDeps>(async (app, deps) => { registerOperations(app, deps) }, { name: 'operations', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
+function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
   app.get('/healthz', {
     schema: {
       tags: ['operations'],

@@ -4,6 +4,7 @@
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
@@ -58,7 +59,10 @@ const OVERVIEW_ABOUT: Record<Overview, { summary: string, description: string, p
 
 type Obtain = (url: string, maxBytes: number, ask: () => Asked) => Asked
 
-export function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void {
+/** Facets, nodes and modules, a plugin of their own (their question cache is theirs). */
+export const overviewRoutes = fp<RouteDeps>(async (app, deps) => { registerOverviewRoutes(app, deps) }, { name: 'overview-routes', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
+function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   /** The questions of recent URLs, for the answer size they were read for. */
   const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })

@@ -3,6 +3,7 @@
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
@@ -66,7 +67,10 @@ function etagNow (asked: Asked, maxBytes: number): string {
   return asked.tagged.etag
 }
 
-export function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
+/** The lists and one-entry routes, a plugin of their own (their question cache is theirs). */
+export const routes = fp<RouteDeps>(async (app, deps) => { registerRoutes(app, deps) }, { name: 'routes', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
+function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   /**
    * The questions of recent URLs, for the answer size they were read for (the bus's max payload may
