@@ -9,13 +9,11 @@ const ON_BOTH_SERVERS = [
   'test/bucket-follower.test.ts',
   'test/faults.test.ts',
   'test/kv-feed.test.ts',
+  'test/nats-defects.test.ts',
   'test/soak.test.ts',
   'test/views.test.ts'
 ]
 
-// test/nats-defects.test.ts is left off the 2.9 project for now: on 2.9.10 it hangs about one run in
-// ten with a worker spinning at ~4 GB (seen 2026-12-01; issue 19 stays open for it). Add it back to
-// ON_BOTH_SERVERS to run it there (it passes nine runs in ten); the soak still covers 2.9.10's purges.
 export default defineConfig({
   test: {
     // Each project names its own files (an include here would be added to each project's).

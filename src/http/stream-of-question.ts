@@ -61,6 +61,8 @@ export class StreamOfQuestion {
   /** The state last announced: undefined before the first look, which says only `stale`. */
   private announced: boolean | undefined
   private dirty = true
+  /** A refusal came and no signal since: another is not retried at once, so that one that persists cannot spin the loop. */
+  private refused = false
   /** Resolves the loop's wait for a change, while it waits. */
   private waiting: (() => void) | undefined
   /** The question followed, as text: streams asking the same share what they read. */
@@ -100,6 +102,7 @@ export class StreamOfQuestion {
   /** Marks that something changed, and resumes the loop when it waits. */
   private wake (): void {
     this.dirty = true
+    this.refused = false
     const waiting = this.waiting
     this.waiting = undefined
     waiting?.()
@@ -133,11 +136,14 @@ export class StreamOfQuestion {
     } catch (err) {
       if (!(err instanceof ProvisionerError) || !['CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING'].includes(err.code)) throw err
       // The cursor cannot be served (another generation, or one this instance does not reach), or
-      // the bucket went while a snapshot was paged: start again from a snapshot once it can be read.
+      // the bucket went while a snapshot was paged: start again from a snapshot once it can be read,
+      // at once the first time; a second refusal with no signal between waits for the next one.
       this.resetReason = err.code === 'BUCKET_MISSING' ? `bucket ${BUCKETS[this.query.what]} went away during the snapshot` : err.message
       this.position = undefined
       this.syncing = false
-      if (err.code === 'CURSOR_EXPIRED' || this.deps.views.status(this.query.what).state === 'live') this.dirty = true
+      const retry = err.code === 'CURSOR_EXPIRED' || this.deps.views.status(this.query.what).state === 'live'
+      if (retry && !this.refused) this.dirty = true
+      this.refused = true
     }
   }
 
@@ -185,6 +191,7 @@ export class StreamOfQuestion {
     const held = this.deps.views.held(this.query.what)
     const batch = this.reads.changes(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
     let next = parseCursor(batch.cursor)
+    this.refused = false
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
     // Every change the view holds has been looked at: the next look starts after them, so that

@@ -283,6 +283,20 @@ describe('since: the changes after a cursor', () => {
     expect(() => p.ask({ what: 'applied', filter: {}, since: { revision: 1, generation: `9${c.generation}` } })).toThrow(expect.objectContaining({ code: 'NOT_READY' }))
   })
 
+  test('contents read again that end before the revision cursors are refused from give cursors they serve (a stream resumed from its snapshot is not refused again and again)', () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'n1.m.secret.x', '{}')
+    c.buildIndexes()
+    c.expireBefore(c.revision + 100)
+    const p = provisioningOver('needs', c)
+    for (const filter of [{}, { node: ['n1'] }] as Filter[]) {
+      const since = parseCursor(p.snapshot({ what: 'needs', filter }, undefined, 10).cursor)
+      expect(since.revision).toBe(c.expiredBefore)
+      expect(p.changes({ what: 'needs', filter, since }, 10).changes).toEqual([])
+      expect(parse(p.ask({ what: 'needs', filter }).json).revision).toBe(c.expiredBefore)
+    }
+  })
+
   test('catchUp waits only for a cursor ahead: an older generation\'s is refused at once', async () => {
     const c = new Contents('applied', CREATED)
     put(c, 'n1.a', '{}')

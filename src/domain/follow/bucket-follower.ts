@@ -112,6 +112,8 @@ export class BucketFollower {
   private readonly listeners = new Set<(signal: ViewSignal) => void>()
   /** The state, staleness and generation last told to listeners. */
   private told = ''
+  /** The stream's last revision when a read last stopped short of it on a server that loses deliveries. */
+  private shortOf: number | undefined
 
   constructor (opts: FollowerOptions) {
     this.what = opts.what
@@ -249,6 +251,12 @@ export class BucketFollower {
     const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined }
     this.current = follow
     const ready = (): void => {
+      // A read that went idle before the revision the stream held at its start: on a server that
+      // loses deliveries on a purge, one during the read may have moved it past the rest, so it is
+      // read again; a read again that stops at the same place found messages removed, not skipped.
+      const short = contents.revision < endsAt && this.shortOf !== endsAt
+      this.shortOf = short ? endsAt : undefined
+      if (short && this.readAgain(follow, (server) => `was read up to revision ${contents.revision} of the ${endsAt} it held on nats-server ${server}`)) return
       if (!contents.indexed) contents.buildIndexes()
       const old = this.serving
       if (old !== undefined && old !== contents && old.generation === contents.generation) {
@@ -271,7 +279,7 @@ export class BucketFollower {
         // A purge right after the change before it moved nothing past; after a gap it may have,
         // and then it is not applied: what it skipped comes after all these contents answered,
         // so the bucket read again brings it to every cursor they gave.
-        if (e.operation === 'PURGE' && e.revision > endsAt && e.revision > contents.revision + 1 && this.afterPurge(follow, e.revision)) return
+        if (e.operation === 'PURGE' && e.revision > endsAt && e.revision > contents.revision + 1 && this.readAgain(follow, (server) => `was purged at revision ${e.revision} on nats-server ${server}`)) return
         contents.apply(e)
         if (contents === this.serving) this.signal('change')
       },
@@ -300,11 +308,11 @@ export class BucketFollower {
     }
   }
 
-  /** On a server that loses changes on a purge (nats-server#3838), ends the feed so that the loop reads the bucket again; true then. */
-  private afterPurge (follow: Follow, revision: number): boolean {
+  /** On a server that loses changes on a purge (nats-server#3838), ends the feed so that the loop reads the bucket again, saying `what` happened; true then. */
+  private readAgain (follow: Follow, what: (server: string) => string): boolean {
     const defect = purgeDefect(this.nc.info?.version)
     if (defect === undefined) return false
-    follow.reread = `was purged at revision ${revision} on nats-server ${defect.server}, which may have skipped changes before it (${defect.issue}, fixed in ${defect.fixedIn})`
+    follow.reread = `${what(defect.server)}, which may have skipped changes (${defect.issue}, fixed in ${defect.fixedIn})`
     follow.feed?.stop()
     return true
   }

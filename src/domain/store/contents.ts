@@ -153,9 +153,13 @@ export class Contents {
     return out
   }
 
-  /** The revision of the last change applied. */
+  /**
+   * The revision of the last change applied, or the one before which cursors are refused when that
+   * is later: a read again can end before a revision the contents it replaced had reached (the
+   * changes after it were removed), and an answer's cursor must be one these contents serve.
+   */
   get revision (): number {
-    return this.latest
+    return Math.max(this.latest, this.expired)
   }
 
   /** The out-of-shape keys held, by key. */
@@ -349,7 +353,7 @@ export class Contents {
    * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
   revisionFor (filter: FieldValues): number {
-    if (filter.size === 0) return this.latest
+    if (filter.size === 0) return this.revision
     return Math.max(this.candidates(filter).set.revision, this.outOfShapeRevisionFor(filter), this.expired)
   }
 
