@@ -1,5 +1,6 @@
 // One bucket's follower against a real nats-server: a check of the bucket that was still asking
-// when its watch ended must not touch the watch that follows.
+// when its watch ended must not touch the watch that follows, and a check finds what the stream
+// lost after it was delivered.
 
 import type { JetStreamManager, NatsConnection } from 'nats'
 import { beforeAll, expect, test, vi } from 'vitest'
@@ -93,6 +94,28 @@ test('a check that fails for another reason than a missing stream says so, namin
     await vi.waitFor(() => {
       expect(warnings).toContainEqual({ fields: { err: expect.any(Error), bucket: BUCKETS.applied }, message: 'checking the bucket failed; checking again in %d ms' })
     })
+  } finally {
+    await follower.stop()
+  }
+})
+
+test('a message the stream lost after it was delivered (deleted by hand) is noticed by a check: the bucket is read again, and its key goes', async () => {
+  const jsm = await nc.jetstreamManager()
+  const kv = await nc.jetstream().views.kv(BUCKETS.collect)
+  await kv.put('n1.c.a', '{}')
+  const lost = await kv.put('n1.c.b', '{}')
+  const { log, warnings } = recording()
+  const follower = new BucketFollower({ what: 'collect', nc, jsm, log, checkMs: 1000, heartbeatMs: 200 })
+  follower.start()
+  try {
+    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
+    await jsm.streams.deleteMessage(`KV_${BUCKETS.collect}`, lost, false)
+    // The read again ends at the consumer's idle heartbeat, the stream's last revision being gone; on
+    // a server that loses deliveries it is read once more to be sure.
+    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 1 }) }, { timeout: 10_000, interval: 50 })
+    expect([follower.read().entries.has('n1.c.a'), follower.read().entries.has('n1.c.b')]).toEqual([true, false])
+    expect(warnings.map((w) => w.message)).toContainEqual(expect.stringMatching(/^bucket %s; reloading it/))
+    expect(follower.read().expiredBefore).toBe(lost)
   } finally {
     await follower.stop()
   }

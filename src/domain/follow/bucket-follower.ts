@@ -27,6 +27,8 @@ export interface FollowerOptions {
   retryMs?: number
   /** How often to check that a live bucket still exists and is the same one (ms). */
   checkMs?: number
+  /** The feed consumer's idle heartbeat (ms; KvFeedOptions.heartbeatMs). */
+  heartbeatMs?: number
 }
 
 /** One feed, from its start to its end, and what the checks of it found: a check changes only its own. */
@@ -41,6 +43,8 @@ interface Follow {
   ended: boolean
   /** Why this generation must be read again, when a purge may have lost changes. */
   reread: string | undefined
+  /** The bucket keeps one message per key: caught up, the view holds as many keys and markers as the stream holds messages. */
+  readonly onePerKey: boolean
 }
 
 /** Why a complete generation cannot be resumed from the stream as it is now, if it cannot. */
@@ -97,6 +101,7 @@ export class BucketFollower {
   private readonly inboxPrefix: string | undefined
   private readonly retryMs: number
   private readonly checkMs: number
+  private readonly heartbeatMs: number | undefined
   /** Set when looks find no bucket; cleared when one is found. */
   private absent = false
   /** The last feed started, kept until the next starts; its contents are the generation followed. */
@@ -124,6 +129,7 @@ export class BucketFollower {
     this.inboxPrefix = opts.inboxPrefix
     this.retryMs = opts.retryMs ?? 1000
     this.checkMs = opts.checkMs ?? 5000
+    this.heartbeatMs = opts.heartbeatMs
   }
 
   start (): void {
@@ -248,7 +254,7 @@ export class BucketFollower {
 
   /** Follows the bucket until the feed ends (stop, restart, lost connection or bucket). */
   private async follow (contents: Contents, from: number | undefined, endsAt: number, onePerKey: boolean): Promise<void> {
-    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined }
+    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined, onePerKey }
     this.current = follow
     const ready = (): void => {
       // A read that went idle before the revision the stream held at its start: on a server that
@@ -284,6 +290,7 @@ export class BucketFollower {
         if (contents === this.serving) this.signal('change')
       },
       endsAt,
+      heartbeatMs: this.heartbeatMs,
       onInitialized: ready,
       onRecreate: (why, seq) => { this.log.info({ bucket: this.bucket, from: seq }, 'feed consumer created again: %s', why) }
     })
@@ -317,6 +324,23 @@ export class BucketFollower {
     return true
   }
 
+  /**
+   * A bucket of one message per key, seen through its last revision, holds a message for each key
+   * and marker the view holds: when the counts differ, the stream lost messages the feed had
+   * delivered (removed by hand, expired), or the feed skipped some that no purge it saw said (a
+   * purged key written again before its marker was delivered, on a server that loses deliveries):
+   * either way the bucket is read again, on every server.
+   */
+  private countsAgree (follow: Follow, streamLast: number, messages: number): boolean {
+    const c = follow.contents
+    if (!follow.onePerKey || follow.catchingUp || c !== this.serving || c.revision !== streamLast) return true
+    const held = c.entries.size + c.outOfShape.size + c.deletions.size
+    if (held === messages) return true
+    follow.reread = `holds ${messages} messages at revision ${streamLast} where the view holds ${held} keys and deletion markers`
+    follow.feed?.stop()
+    return false
+  }
+
   private notFound (): void {
     if (this.serving !== undefined && this.missingSince === undefined) {
       this.log.warn({ bucket: this.bucket }, 'bucket not found; answering from what is held, as stale, until it is found again or has been missing %d ms', GONE_AFTER_MS)
@@ -341,10 +365,12 @@ export class BucketFollower {
    */
   private async verify (follow: Follow): Promise<void> {
     let streamLast: number
+    let messages: number
     let created: string
     try {
       const info = await this.jsm.streams.info(`KV_${this.bucket}`)
       streamLast = info.state.last_seq
+      messages = info.state.messages
       created = info.created
     } catch (err) {
       if (follow.ended) return
@@ -361,6 +387,7 @@ export class BucketFollower {
       follow.feed?.stop()
       return
     }
+    if (!this.countsAgree(follow, streamLast, messages)) return
     const seen = follow.contents.revision
     const last = follow.lastCheck
     follow.lastCheck = { streamLast, seen }

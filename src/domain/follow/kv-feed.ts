@@ -118,7 +118,7 @@ export interface KvFeedOptions {
   /** Told each time the consumer is created again, and why. */
   onRecreate?: (why: string, from: number) => void
   /** The consumer's idle heartbeat (ms); two intervals without a message and it is created again. */
-  heartbeatMs?: number
+  heartbeatMs?: number | undefined
 }
 
 /**
