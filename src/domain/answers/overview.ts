@@ -133,41 +133,88 @@ function digest (json: string): string {
 
 /** Nodes whose rows are kept at the most; past it the memos start again (a mesh this large rebuilds more often). */
 const MEMO_MAX = 65536
+/** Changes read to find the nodes they touched, at the most; past it every row is made again (a sweep touches them all). */
+const CHANGES_READ_MAX = 4096
 
 interface ModuleLine { module: string, state: ModuleState, json: string }
 
-/** The state of a node's keys in `contents`: while it holds, rows made from them are the same. */
-function nodeState (node: string, contents: ReadonlyArray<Contents | undefined>): string {
-  const prefix = new Map([[0, [node]]])
-  return contents.map((c) => c === undefined ? '' : `${c.revisionFor(prefix)}.${c.generation}`).join('-')
+/** A number for each contents read, so that what was made from them can name them without holding them. */
+const ids = new WeakMap<Contents, number>()
+let lastId = 0
+function idOf (c: Contents): number {
+  let id = ids.get(c)
+  if (id === undefined) ids.set(c, (id = ++lastId))
+  return id
 }
 
 /**
- * Each node's row and module rows as last made, with the state of its keys they were made from:
- * after a change, an answer makes again the rows of the nodes it touched, not every node's.
+ * Each node's row and module rows as last made: after a change, the rows of the nodes its keys
+ * name are forgotten (read from the bucket's change log), so that an answer makes those again and
+ * costs no look at any other node.
  */
 class Rows {
-  private readonly nodeRows = new Map<string, { state: string, json: string | undefined }>()
-  private readonly moduleRows = new Map<string, { state: string, lines: ModuleLine[] }>()
+  private readonly nodeRows = new Map<string, string | undefined>()
+  private readonly moduleRows = new Map<string, ModuleLine[]>()
+  /** Per bucket, the contents (by id: rows keep no contents alive) and revision the rows are of. */
+  private readonly seen = new Map<Contents['what'], { contents: number, revision: number }>()
+  /** The sorted nodes of a set of buckets, by which buckets, with the contents and membership they were read from. */
+  private readonly sortedNodes = new Map<string, { from: string, nodes: string[] }>()
+
+  /** The nodes any of `contents` names, sorted: sorted again only when a node came or went. */
+  nodes (...contents: Array<Contents | undefined>): string[] {
+    const key = contents.map((c) => c?.what ?? '').join(' ')
+    const from = contents.map((c) => c === undefined ? '' : `${idOf(c)}.${c.tally?.membership ?? ''}`).join(' ')
+    const kept = this.sortedNodes.get(key)
+    if (kept?.from === from) return kept.nodes
+    const nodes = nodesOf(...contents)
+    this.sortedNodes.set(key, { from, nodes })
+    return nodes
+  }
 
   nodeRow (mesh: Mesh, node: string): string | undefined {
-    const state = nodeState(node, [mesh.needs, mesh.applied, mesh.collect])
-    const kept = this.nodeRows.get(node)
-    if (kept?.state === state) return kept.json
+    this.refresh(mesh)
+    if (this.nodeRows.has(node)) return this.nodeRows.get(node)
     const json = nodeJson(mesh, node)
     if (this.nodeRows.size >= MEMO_MAX) this.nodeRows.clear()
-    this.nodeRows.set(node, { state, json })
+    this.nodeRows.set(node, json)
     return json
   }
 
   moduleLines (mesh: Mesh, node: string): ModuleLine[] {
-    const state = nodeState(node, [mesh.needs, mesh.applied])
+    this.refresh(mesh)
     const kept = this.moduleRows.get(node)
-    if (kept?.state === state) return kept.lines
+    if (kept !== undefined) return kept
     const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, json: moduleJson(node, m.module, m.needs, m.applied, m.state) }))
     if (this.moduleRows.size >= MEMO_MAX) this.moduleRows.clear()
-    this.moduleRows.set(node, { state, lines })
+    this.moduleRows.set(node, lines)
     return lines
+  }
+
+  /** Forgets the rows the changes since the last look may have changed: every row, for contents read again or many changes. */
+  private refresh (mesh: Mesh): void {
+    for (const c of [mesh.needs, mesh.applied, mesh.collect]) {
+      if (c === undefined) continue
+      const at = this.seen.get(c.what)
+      const id = idOf(c)
+      if (at?.contents === id && at.revision === c.revision) continue
+      this.seen.set(c.what, { contents: id, revision: c.revision })
+      if (at?.contents !== id || !this.forgetTouched(c, at.revision)) {
+        this.nodeRows.clear()
+        this.moduleRows.clear()
+      }
+    }
+  }
+
+  /** Forgets the rows of each node a key changed after `revision` names; false when there were too many to read. */
+  private forgetTouched (c: Contents, revision: number): boolean {
+    let read = 0
+    for (const [key] of c.changesSince(revision)) {
+      if (++read > CHANGES_READ_MAX) return false
+      const node = key.split('.', 1)[0] as string
+      this.nodeRows.delete(node)
+      this.moduleRows.delete(node)
+    }
+    return true
   }
 }
 
@@ -198,7 +245,7 @@ function readState (views: AnsweredViews, query: OverviewQuery): string {
 /** The nodes document. */
 function nodesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
   const rows = function * (): Generator<Row> {
-    for (const node of nodesOf(mesh.needs, mesh.applied, mesh.collect)) {
+    for (const node of memo.nodes(mesh.needs, mesh.applied, mesh.collect)) {
       if (keeps(query.filter, 'node', node)) yield { key: node, json: () => memo.nodeRow(mesh, node) as string }
     }
   }
@@ -211,7 +258,7 @@ function nodesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: numbe
 function modulesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
   const { filter } = query
   const rows = function * (): Generator<Row> {
-    for (const node of nodesOf(mesh.needs, mesh.applied)) {
+    for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
       for (const m of memo.moduleLines(mesh, node)) {
         if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json }

@@ -72,9 +72,15 @@ function tokensOf (key: string, n: number): string[] {
 
 export class Tally {
   private readonly byNode = new Map<string, NodeTally>()
+  private nodesMoved = 0
 
   /** `byModule`: the bucket's second key token is a module (needs, applied). */
   constructor (private readonly byModule: boolean, private readonly recount: Recount) {}
+
+  /** Moves whenever a node comes or goes: while it holds, `nodes()` names the same ones. */
+  get membership (): number {
+    return this.nodesMoved
+  }
 
   /** The nodes any key names, in no order. */
   nodes (): IterableIterator<string> {
@@ -142,13 +148,16 @@ export class Tally {
 
   private obtain (node: string): NodeTally {
     let t = this.byNode.get(node)
-    if (t === undefined) this.byNode.set(node, (t = { entries: new Group(), outOfShape: 0, modules: this.byModule ? new Map() : undefined }))
+    if (t === undefined) {
+      this.byNode.set(node, (t = { entries: new Group(), outOfShape: 0, modules: this.byModule ? new Map() : undefined }))
+      this.nodesMoved++
+    }
     return t
   }
 
   /** A node no key names any more has no row. */
   private forget (node: string, t: NodeTally): void {
-    if (t.entries.count === 0 && t.outOfShape === 0) this.byNode.delete(node)
+    if (t.entries.count === 0 && t.outOfShape === 0 && this.byNode.delete(node)) this.nodesMoved++
   }
 
   private refresh (g: Group, tokens: readonly string[]): void {
