@@ -6,14 +6,13 @@ import { RecentlyUsed } from './recently-used.js'
 import { facetsJson } from './facets.js'
 import { createOverviews, type Overviews } from './overview.js'
 import { Waiters, type Waiter } from './waiters.js'
-import { BUCKETS, FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
+import { BUCKETS, FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, Query } from '../wire/request.js'
-import type { StoredEntry } from '../store/entry.js'
-import { deletedJson, listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
+import { listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
 import type { Contents } from '../store/contents.js'
-import { narrowing, Selection, type Narrowing } from './selection.js'
+import { narrowing, Selection, type Change, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
@@ -63,14 +62,6 @@ export interface AskOptions {
   maxBytes?: number
   /** The limit when the query gives none. */
   defaultLimit?: number
-}
-
-/** One change after a cursor, as the event stream sends it. */
-export interface Change {
-  type: 'put' | 'delete' | 'outOfShape'
-  /** The entry, the deletion or the out-of-shape key, as in answers. */
-  json: string
-  revision: number
 }
 
 export interface Snapshot {
@@ -170,34 +161,13 @@ export function noEntry (what: What, key: string): ProvisionerError {
   return new ProvisionerError('NOT_FOUND', `bucket ${BUCKETS[what]} holds no ${FIELDS[what].join('.')} entry "${key}"; ask the list (what=${what}) to see what it holds`)
 }
 
-export { narrowing, type Narrowing } from './selection.js'
+export { narrowing, type Change, type Narrowing } from './selection.js'
 
 /** How long a question waits for this instance to reach a cursor another one gave. */
 const CATCH_UP_MS = 2000
 
 function versionOf (contents: Contents, revision: number, stale: boolean): string {
   return `${revision}-${stale ? 's' : 'c'}-${contents.generation}`
-}
-
-/** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
-function changeOf (contents: Contents, what: What, n: Narrowing, key: string, revision: number): (Change & { entry?: StoredEntry }) | undefined {
-  const entry = contents.entries.get(key)
-  if (entry !== undefined) return n.matches(entry.fields) ? { type: 'put', json: entry.json, revision, entry } : undefined
-  const stray = contents.outOfShape.get(key)
-  if (stray !== undefined) return n.keepsTokens(stray.tokens) ? { type: 'outOfShape', json: stray.json, revision } : undefined
-  const parsed = parseKey(what, key)
-  return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? { type: 'delete', json: deletedJson(what, key, revision), revision } : undefined
-}
-
-/**
- * The changes after `since` the filter keeps, latest per key, oldest first: each a put of an
- * entry, a deletion, or an out-of-shape key put.
- */
-function * changesAfter (contents: Contents, what: What, n: Narrowing, since: number): Generator<Change & { entry?: StoredEntry }> {
-  for (const [key, revision] of contents.changesSince(since)) {
-    const change = changeOf(contents, what, n, key, revision)
-    if (change !== undefined) yield change
-  }
 }
 
 /** The waiters' index of a filter: the key tokens it asks at its first field, when it asks any. */
@@ -258,7 +228,7 @@ function since (head: Head, n: Narrowing, from: number, limit: number, budget: n
   let total = 0
   let last = from
   let cut: Cut | undefined
-  for (const c of changesAfter(contents, what, n, from)) {
+  for (const c of new Selection(contents, n).changesAfter(from)) {
     total++
     if (cut !== undefined) continue
     const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
@@ -364,7 +334,7 @@ function changes (views: AnsweredViews, query: Query & { since: Cursor }, limit:
   const changes: Change[] = []
   let last = query.since.revision
   let more = false
-  for (const c of changesAfter(contents, query.what, narrowing(query.what, query.filter), last)) {
+  for (const c of new Selection(contents, narrowing(query.what, query.filter)).changesAfter(last)) {
     if (changes.length >= limit) {
       more = true
       break
@@ -406,12 +376,12 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
           const { contents } = read(views, query)
           const n = narrowing(query.what, query.filter)
           // The first change is enough: none is serialized beyond it.
-          if (query.since !== undefined && changesAfter(contents, query.what, n, query.since.revision).next().done !== true) return done()
+          if (query.since !== undefined && new Selection(contents, n).changesAfter(query.since.revision).next().done !== true) return done()
           after = query.since?.revision ?? contents.revision
           held.push(waitersOf(query.what).add({
             after,
             index: indexOf(query.what, query.filter),
-            keeps: (now, key) => changeOf(now, query.what, n, key, 0) !== undefined,
+            keeps: (now, key) => new Selection(now, n).changeOf(key, 0) !== undefined,
             wake: done
           }))
         } catch {

@@ -1,11 +1,24 @@
-// What a filter keeps of one bucket's contents, and the one walk over it in key order that every
-// answer reads: the list, the snapshot, the count and the facets; `since` reads the changes through its narrowing.
+// What a filter keeps of one bucket's contents, and the two walks over it that every answer reads:
+// in key order (the list, the snapshot, the count, the facets) and in revision order (`since`, the
+// event streams' changes, the held requests' wake-ups).
 
-import { FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
+import { FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
+import { deletedJson } from './documents.js'
 import type { Filter } from '../wire/request.js'
 import type { StoredEntry } from '../store/entry.js'
 import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
 import type { KeySet } from '../store/sorted-keys.js'
+
+/** One change after a cursor, as the event stream sends it. */
+export interface Change {
+  type: 'put' | 'delete' | 'outOfShape'
+  /** The entry, the deletion or the out-of-shape key, as in answers. */
+  json: string
+  revision: number
+}
+
+/** A change the filter keeps, with the entry it put (whose size a cut reads). */
+export type KeptChange = Change & { entry?: StoredEntry }
 
 /** What a filter keeps, by field position (decoded values) and by key token for out-of-shape keys. */
 export interface Narrowing {
@@ -48,19 +61,24 @@ export function narrowing (what: What, filter: Filter): Narrowing {
  * every key of that set matches (`exact`), nothing is checked and a count is the set's size.
  */
 export class Selection {
-  private readonly set: KeySet
-  /** Whether every key of the set read is kept: then a walk stops as soon as its visitor does, and a count is the set's size. */
-  readonly exact: boolean
+  /** The narrowest set holding every kept entry, read at the first walk in key order. */
+  private candidates: { set: KeySet, exact: boolean } | undefined
 
-  constructor (readonly contents: Contents, readonly n: Narrowing) {
-    const { set, exact } = contents.candidates(n.positions)
-    this.set = set
-    this.exact = exact
+  constructor (readonly contents: Contents, readonly n: Narrowing) {}
+
+  private get read (): { set: KeySet, exact: boolean } {
+    return (this.candidates ??= this.contents.candidates(this.n.positions))
+  }
+
+  /** Whether every key of the set read is kept: then a walk stops as soon as its visitor does, and a count is the set's size. */
+  get exact (): boolean {
+    return this.read.exact
   }
 
   /** How many entries the filter keeps. */
   count (): number {
-    if (this.exact) return this.set.size
+    const { set, exact } = this.read
+    if (exact) return set.size
     return this.walk(undefined, () => true).after
   }
 
@@ -70,7 +88,8 @@ export class Selection {
    * the contents' own: nothing is allocated per entry.
    */
   walk (after: string | undefined, visit: (e: StoredEntry) => boolean): { before: number, after: number } {
-    const { set, exact, n } = this
+    const { set, exact } = this.read
+    const { n } = this
     const entries = this.contents.entries
     const start = exact && after !== undefined ? set.upperBound(after) : 0
     let before = start
@@ -91,5 +110,24 @@ export class Selection {
   /** The out-of-shape keys the filter keeps, sorted by key. */
   * outOfShape (): Generator<OutOfShapeEntry> {
     for (const o of this.contents.outOfShapeInOrder()) if (this.n.keepsTokens(o.tokens)) yield o
+  }
+
+  /** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
+  changeOf (key: string, revision: number): KeptChange | undefined {
+    const { contents, n } = this
+    const entry = contents.entries.get(key)
+    if (entry !== undefined) return n.matches(entry.fields) ? { type: 'put', json: entry.json, revision, entry } : undefined
+    const stray = contents.outOfShape.get(key)
+    if (stray !== undefined) return n.keepsTokens(stray.tokens) ? { type: 'outOfShape', json: stray.json, revision } : undefined
+    const parsed = parseKey(contents.what, key)
+    return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? { type: 'delete', json: deletedJson(contents.what, key, revision), revision } : undefined
+  }
+
+  /** The changes after `since` the filter keeps, latest per key, oldest first. */
+  * changesAfter (since: number): Generator<KeptChange> {
+    for (const [key, revision] of this.contents.changesSince(since)) {
+      const change = this.changeOf(key, revision)
+      if (change !== undefined) yield change
+    }
   }
 }

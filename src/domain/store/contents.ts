@@ -5,9 +5,9 @@
 import { FIELDS, fieldsOf, isDecoded, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
-import { Entries, outOfShapeJson } from './entry.js'
+import { Entries, outOfShapeJson, type EntriesRead } from './entry.js'
 import { KeyRange, KeyUnion, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
-import { Tally } from './tally.js'
+import { Tally, type TallyRead } from './tally.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -78,7 +78,9 @@ function indexValue (fields: readonly string[], positions: readonly number[]): s
 
 /** One generation of a bucket's contents (a re-created bucket starts a new one). */
 export class Contents {
-  readonly entries: Entries
+  /** The entries, for reading: every change goes through `apply`. */
+  readonly entries: EntriesRead
+  private readonly held: Entries
   private readonly outOfShapeHeld = new Map<string, OutOfShapeEntry>()
   /** Keys deleted or purged, with the revision of their deletion: kept for the generation, as their markers are in the bucket. */
   private readonly deleted = new Map<string, number>()
@@ -124,15 +126,16 @@ export class Contents {
   /** What a value no key of this generation ever had narrows to: nothing, at revision 0 (never changed). */
   private readonly none: KeySet
 
-  /** Per node and module (SPEC §10); the registry has none. */
-  readonly tally: Tally | undefined
+  /** Per node and module (SPEC §10), for reading; the registry has none. */
+  readonly tally: TallyRead | undefined
+  private readonly counts: Tally | undefined
 
   constructor (readonly what: What, readonly created: string) {
-    this.entries = new Entries(what)
+    this.entries = this.held = new Entries(what)
     this.outOfShapeAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
     this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
-    this.tally = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens))
+    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens))
   }
 
   /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
@@ -247,11 +250,11 @@ export class Contents {
     if (slot !== undefined && this.entries.holds(slot)) {
       const old = { ms: this.entries.updatedAt(slot), nanos: this.entries.nanosAt(slot) }
       if (put) {
-        this.entries.update(slot, revision, e.value, e.created.getTime(), e.nanos)
-        this.tally?.rewrite(key, old, e.created.getTime(), e.nanos ?? 0, revision)
+        this.held.update(slot, revision, e.value, e.created.getTime(), e.nanos)
+        this.counts?.rewrite(key, old, e.created.getTime(), e.nanos ?? 0, revision)
       } else {
-        this.entries.delete(slot)
-        this.tally?.remove(key, old)
+        this.held.delete(slot)
+        this.counts?.remove(key, old)
       }
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
       return slot
@@ -267,8 +270,8 @@ export class Contents {
       this.changeOutOfShape(key, revision, put, parsed.reason)
       return this.otherNumber(key)
     }
-    const added = this.entries.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
-    this.tally?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
+    const added = this.held.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
+    this.counts?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
     if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, added))
     return added
   }
@@ -278,7 +281,7 @@ export class Contents {
       const json = outOfShapeJson(key, revision, reason as string)
       if (!this.outOfShapeHeld.has(key)) {
         if (this.indexed) this.outOfShapeOrder.add(key)
-        this.tally?.outOfShape(key, 1)
+        this.counts?.outOfShape(key, 1)
       }
       const tokens = key.split('.')
       this.outOfShapeHeld.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
@@ -289,7 +292,7 @@ export class Contents {
     if (held !== undefined) {
       this.outOfShapeHeld.delete(key)
       if (this.indexed) this.outOfShapeOrder.delete(key)
-      this.tally?.outOfShape(key, -1)
+      this.counts?.outOfShape(key, -1)
       this.markOutOfShape(held.tokens, revision)
       return
     }

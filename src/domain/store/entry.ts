@@ -90,6 +90,9 @@ const EMPTY = Buffer.alloc(0)
  * its slot, deleted or not (as the bucket keeps its deletion marker), so that the indexes and the
  * change log can name a key by its slot.
  */
+/** The entries as their readers see them: nothing here changes them (the contents apply every change). */
+export type EntriesRead = Omit<Entries, 'add' | 'update' | 'delete' | 'keys'> & { readonly keys: Omit<KeyTable, 'add'> }
+
 export class Entries {
   /** Every key put in the generation, by slot. */
   readonly keys = new KeyTable()

@@ -70,6 +70,9 @@ function tokensOf (key: string, n: number): string[] {
   return key.split('.', n)
 }
 
+/** The tally as its readers see it: the contents apply every change. */
+export type TallyRead = Pick<Tally, 'nodes' | 'node' | 'module' | 'membership'>
+
 export class Tally {
   private readonly byNode = new Map<string, NodeTally>()
   private nodesMoved = 0
