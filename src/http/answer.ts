@@ -5,10 +5,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /**
  * A strong validator without hashing the body: one URL's bytes are decided by the state the
- * domain answers from (its version: bucket generation, revision, stale) and the size cut.
+ * domain answers from (its tag: bucket generation, revision, stale) and the size cut.
  */
-export function etagOf (version: string, maxBytes: number): string {
-  return `"${version.replace(/[^\w.-]/g, '')}-${maxBytes}"`
+export function etagOf (tag: string, maxBytes: number): string {
+  return `"${tag.replace(/[^\w.-]/g, '')}-${maxBytes}"`
 }
 
 /** Whether If-None-Match names this ETag (weak comparison, as RFC 9110 asks for GET and HEAD). */

@@ -20,14 +20,14 @@ import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused,
 import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from './schemas.js'
 import { hold, needsWhat, readWait } from './wait.js'
 
-/** A route's question, read once per URL, and the ETag of the version it last answered. */
+/** A route's question, read once per URL, and the ETag of the tag it last answered. */
 interface Asked {
-  question: { version: () => string, answer: () => Answer }
+  question: { tag: () => string, answer: () => Answer }
   /** How long `wait` holds it (with If-None-Match), when asked. */
   wait: number | undefined
   /** The bucket questions whose changes may move its ETag: those wake a held request. */
   moves: () => readonly Query[]
-  tagged?: { version: string, etag: string }
+  tagged?: { tag: string, etag: string }
 }
 
 /** Each facets route's parameters: the list's filters, `by`, and paging. */
@@ -137,10 +137,10 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
   }
 }
 
-/** The ETag of the question's answer now: made again only when its version moved. */
+/** The ETag of the question's answer now: made again only when its tag moved. */
 function etagNow (asked: Asked, maxBytes: number): string {
-  const version = asked.question.version()
-  if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
+  const tag = asked.question.tag()
+  if (asked.tagged?.tag !== tag) asked.tagged = { tag, etag: etagOf(tag, maxBytes) }
   return asked.tagged.etag
 }
 
@@ -163,11 +163,11 @@ function pathQuery (what: Overview, params: Record<string, string>, fields: read
 }
 
 /** One row's answer, held by `wait` with If-None-Match like every answer with an ETag (SPEC §8). */
-async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], deps: RouteDeps, query: OverviewQuery, url: string, rowOf: () => { json: string, version: string }): Promise<ReturnType<typeof sendAnswer>> {
+async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], deps: RouteDeps, query: OverviewQuery, url: string, rowOf: () => { json: string, tag: string }): Promise<ReturnType<typeof sendAnswer>> {
   const { wait, ...parameters } = request.query as Record<string, unknown>
   readParameters('registry', parameters, `GET ${url}`, [])
   const asked: Asked = {
-    question: { version: () => rowOf().version, answer: () => { const row = rowOf(); return new Answer(row.json, row.version) } },
+    question: { tag: () => rowOf().tag, answer: () => { const row = rowOf(); return new Answer(row.json, row.tag) } },
     wait: readWait(wait),
     moves: () => deps.provisioning.overviews.moves(query)
   }

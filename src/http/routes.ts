@@ -53,17 +53,17 @@ export const errorResponses = {
 
 export const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
-/** A list route's question as read from one URL, and the ETag of the version it last answered. */
+/** A list route's question as read from one URL, and the ETag of the tag it last answered. */
 interface Asked {
   question: Question
   wait: number | undefined
-  tagged?: { version: string, etag: string }
+  tagged?: { tag: string, etag: string }
 }
 
-/** The ETag of the question's answer now: made again only when its version moved. */
+/** The ETag of the question's answer now: made again only when its tag moved. */
 function etagNow (asked: Asked, maxBytes: number): string {
-  const version = asked.question.version()
-  if (asked.tagged?.version !== version) asked.tagged = { version, etag: etagOf(version, maxBytes) }
+  const tag = asked.question.tag()
+  if (asked.tagged?.tag !== tag) asked.tagged = { tag, etag: etagOf(tag, maxBytes) }
   return asked.tagged.etag
 }
 
@@ -177,10 +177,10 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
     if (wait !== undefined) {
       needsWhat(false, request.headers['if-none-match'])
       // Only a change of this key looks at the request.
-      const waiting = { ms: wait, etag: () => etagOf(deps.provisioning.entry(what, key).version, 0), moves: () => [{ what, filter }] }
+      const waiting = { ms: wait, etag: () => etagOf(deps.provisioning.entry(what, key).tag, 0), moves: () => [{ what, filter }] }
       if (await hold(request, reply, deps, waiting)) return reply
     }
     const entry = deps.provisioning.entry(what, key)
-    return sendAnswer(request, reply, etagOf(entry.version, 0), () => entry.json)
+    return sendAnswer(request, reply, etagOf(entry.tag, 0), () => entry.json)
   })
 }

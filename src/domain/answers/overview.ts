@@ -98,10 +98,10 @@ function nodesOf (...contents: Array<Contents | undefined>): string[] {
   return [...names].sort()
 }
 
-/** One question across buckets asked again and again: its answer is kept while its version holds. */
+/** One question across buckets asked again and again: its answer is kept while its tag holds. */
 export interface OverviewQuestion {
   readonly query: OverviewQuery
-  version: () => string
+  tag: () => string
   answer: () => Answer
 }
 
@@ -111,11 +111,11 @@ export interface Overviews {
   /** The bucket questions whose changes may change the answer to `query`: a held request wakes only on those. */
   moves: (query: OverviewQuery) => Query[]
   /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (SPEC §10). */
-  version: (query: OverviewQuery, opts?: AskOptions) => string
+  tag: (query: OverviewQuery, opts?: AskOptions) => string
   /** One node's row; NOT_FOUND when no key names it. */
-  node: (node: string) => { json: string, version: string }
+  node: (node: string) => { json: string, tag: string }
   /** One module's row on a node; NOT_FOUND when neither needs nor applied has it. */
-  module: (node: string, module: string) => { json: string, version: string }
+  module: (node: string, module: string) => { json: string, tag: string }
   /** The latest write (ms since the epoch) of each node's entries still there, for each node that has entries: a gauge's reading. */
   lastWrites: () => Map<string, number>
 }
@@ -315,7 +315,7 @@ export function createOverviews (views: AnsweredViews): Overviews {
       const module = query.filter['module']
       return bucketsOf(query).map((what) => ({ what, filter: defined({ node, module: what === 'collect' ? undefined : module }) }))
     },
-    version: (query, opts) => ask(query, opts).version,
+    tag: (query, opts) => ask(query, opts).tag,
     question (query, opts = {}) {
       /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
       let seen: { state: string, answer: Answer } | undefined
@@ -324,19 +324,19 @@ export function createOverviews (views: AnsweredViews): Overviews {
         if (seen?.state !== state) seen = { state, answer: ask(query, opts) }
         return seen.answer
       }
-      return { query, version: () => now().version, answer: now }
+      return { query, tag: () => now().tag, answer: now }
     },
     node (node) {
       const query: OverviewQuery = { what: 'nodes', filter: { node: [node] } }
       const json = memo.nodeRow(read(views, bucketsOf(query)), node)
       if (json === undefined) throw noNode(node)
-      return { json, version: digest(json) }
+      return { json, tag: digest(json) }
     },
     module (node, module) {
       const query: OverviewQuery = { what: 'modules', filter: { node: [node], module: [module] } }
       const m = memo.moduleLines(read(views, bucketsOf(query)), node).find((x) => x.module === module)
       if (m === undefined) throw noModule(node, module)
-      return { json: m.json, version: digest(m.json) }
+      return { json: m.json, tag: digest(m.json) }
     },
     lastWrites: () => lastWrites(views)
   }

@@ -315,8 +315,8 @@ describe('since: the changes after a cursor', () => {
   })
 })
 
-describe('an answer\'s revision and version move only with what it holds', () => {
-  test('a write on node bob leaves node ace\'s answer, revision and version alone; a delete on ace moves them', () => {
+describe('an answer\'s revision and tag move only with what it holds', () => {
+  test('a write on node bob leaves node ace\'s answer, revision and tag alone; a delete on ace moves them', () => {
     const c = new Contents('needs', CREATED)
     put(c, 'ace.m.secret.a', '{}')
     put(c, 'bob.m.secret.b', '{}')
@@ -324,19 +324,19 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     c.buildIndexes()
     const p = provisioningOver('needs', c)
     const ace = { what: 'needs' as const, filter: { node: ['ace'] } }
-    const before = { version: p.version(ace), answer: parse(p.ask(ace).json) }
+    const before = { tag: p.tag(ace), answer: parse(p.ask(ace).json) }
     put(c, 'bob.m.secret.b', '{"v":2}')
     put(c, 'bob.m.secret.new', '{}')
     put(c, 'bob.m.secret.new', '', 'DEL')
-    expect(p.version(ace)).toBe(before.version)
+    expect(p.tag(ace)).toBe(before.tag)
     expect(parse(p.ask(ace).json)).toEqual(before.answer)
     expect(parse(p.ask({ what: 'needs', filter: { node: ['bob'] } }).json).revision).toBe(c.revision)
     put(c, 'ace.m.secret.a', '{"v":2}')
-    const updated = p.version(ace)
-    expect(updated).not.toBe(before.version)
+    const updated = p.tag(ace)
+    expect(updated).not.toBe(before.tag)
     expect(parse(p.ask(ace).json).entries[0]).toMatchObject({ value: { v: 2 }, revision: c.revision })
     put(c, 'ace.m.secret.a', '', 'DEL')
-    expect(p.version(ace)).not.toBe(updated)
+    expect(p.tag(ace)).not.toBe(updated)
     expect(parse(p.ask(ace).json)).toMatchObject({ revision: c.revision, total: 0 })
     expect(parse(p.ask({ what: 'needs', filter: { node: ['gone'] } }).json).revision).toBeGreaterThan(0)
   })
@@ -349,11 +349,11 @@ describe('an answer\'s revision and version move only with what it holds', () =>
     const p = provisioningOver('collect', c)
     const ace = { what: 'collect' as const, filter: { node: ['ace'] } }
     const zsh = { what: 'collect' as const, filter: { node: ['ace'], collection: ['shell:zsh'] } }
-    const before = { ace: p.version(ace), zsh: p.version(zsh) }
+    const before = { ace: p.tag(ace), zsh: p.tag(zsh) }
     put(c, 'bob.odd', '{}')
     put(c, 'bob.shell=3Azsh.m.extra', '{}')
     put(c, 'bob.odd', '', 'DEL')
-    expect([p.version(ace), p.version(zsh)]).toEqual([before.ace, before.zsh])
+    expect([p.tag(ace), p.tag(zsh)]).toEqual([before.ace, before.zsh])
     expect(parse(p.ask({ what: 'collect', filter: { node: ['bob'] } }).json).revision).toBe(c.revision)
     // Kept by ace (no token of it contradicts node=ace): ace's answer moves; ace's zsh answer keeps it too.
     put(c, 'ace', '{}')
@@ -392,7 +392,7 @@ describe('snapshot pages', () => {
 })
 
 describe('a question asked again', () => {
-  test('answers what ask and version answer, and moves with the bucket, its staleness and its generation', () => {
+  test('answers what ask and tag answer, and moves with the bucket, its staleness and its generation', () => {
     const c = new Contents('needs', CREATED)
     put(c, keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'a' }), '{"v":1}')
     c.buildIndexes()
@@ -402,7 +402,7 @@ describe('a question asked again', () => {
     const query = { what: 'needs' as const, filter: { node: ['n1'] } }
     const q = p.question(query, { maxBytes: 4096 })
     const same = (): void => {
-      expect(q.version()).toBe(p.version(query))
+      expect(q.tag()).toBe(p.tag(query))
       expect(q.answer().json).toBe(p.ask(query, { maxBytes: 4096 }).json)
     }
     same()
@@ -436,7 +436,7 @@ describe('several values per filter field (SPEC §4)', () => {
   const filterArb = fc.record({ node: valuesArb(NODES), module: valuesArb(MODULES), kind: valuesArb(KINDS) }).map((f) =>
     Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as Filter)
 
-  test('keep what any value keeps, in key order, paged and counted as a one-value filter is; the revision and version are the union\'s', () => {
+  test('keep what any value keeps, in key order, paged and counted as a one-value filter is; the revision and tag are the union\'s', () => {
     fc.assert(fc.property(fc.array(fc.tuple(keyArb, fc.boolean()), { minLength: 1, maxLength: 40 }), fc.array(fc.tuple(keyArb, fc.boolean()), { maxLength: 10 }), filterArb, fc.integer({ min: 1, max: 4 }), (load, later, filter, limit) => {
       const c = new Contents('needs', CREATED)
       const model = new Map<string, number>()
@@ -477,11 +477,11 @@ describe('several values per filter field (SPEC §4)', () => {
       expect(pages).toEqual(entries)
       const snapshot = p.snapshot({ what: 'needs', filter }, undefined, 1000)
       expect([snapshot.entries.length, snapshot.total, snapshot.cursor]).toEqual([entries.length, entries.length, first.cursor])
-      // A write on another node moves neither the revision nor the version of a node filter.
+      // A write on another node moves neither the revision nor the tag of a node filter.
       put(c, 'q.q.q.q', '{}')
-      const before = p.version({ what: 'needs', filter })
+      const before = p.tag({ what: 'needs', filter })
       put(c, 'q.q.q.r', '{}')
-      if (Object.keys(filter).join() === 'node') expect(p.version({ what: 'needs', filter })).toBe(before)
+      if (Object.keys(filter).join() === 'node') expect(p.tag({ what: 'needs', filter })).toBe(before)
     }), { numRuns: 300 })
   })
 
@@ -575,7 +575,7 @@ describe('held requests', () => {
     expect(woken).toBe(2)
   })
 
-  test('moves names the filter whose changes may move the version', () => {
+  test('moves names the filter whose changes may move the tag', () => {
     const c = new Contents('needs', CREATED)
     put(c, 'ace.m.secret.a', '{}')
     put(c, 'bob.m.secret.a', '{}')

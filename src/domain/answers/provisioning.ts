@@ -29,8 +29,8 @@ export class Answer {
   constructor (
     /** The answer document, serialized: everything a client reads is in here. */
     json: string,
-    /** The state it was built from (see Provisioning.version). */
-    readonly version: string
+    /** The state it was built from (see Provisioning.tag). */
+    readonly tag: string
   ) {
     this.bytes = Buffer.from(json)
   }
@@ -44,12 +44,12 @@ export class Answer {
 /** The answer cache's bound: the bytes of the answers it keeps. */
 const ANSWER_CACHE_BYTES = 16 * 1024 * 1024
 const ANSWER_CACHE_ENTRIES = 1024
-/** What an answer holds beyond its bytes and its key: the object, its version, the cache's slot. */
+/** What an answer holds beyond its bytes and its key: the object, its tag, the cache's slot. */
 const ANSWER_OVERHEAD = 256
 
 /** A cache of answers bounded by the bytes they hold: the bucket questions' and the overviews' own. */
 export function answerCache (): RecentlyUsed<Answer> {
-  return new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.version.length) + ANSWER_OVERHEAD })
+  return new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.tag.length) + ANSWER_OVERHEAD })
 }
 
 /** The refusal of a cursor of another generation than the bucket's: the list is to be read again. */
@@ -84,15 +84,15 @@ const OUT_OF_SHAPE_SHARE = 1 / 4
 
 /**
  * One question asked again and again (a console polling one URL, a module asking at each start):
- * its version is kept while its bucket has not moved, and its key in the answer cache for good, so
+ * its tag is kept while its bucket has not moved, and its key in the answer cache for good, so
  * that asking costs a few comparisons and one lookup instead of narrowing and keying each time.
  * It keeps no answer: answers are held by the answer cache alone, which counts their bytes.
  */
 export interface Question {
   readonly query: Query
   readonly opts: AskOptions
-  /** As Provisioning.version of the query. */
-  version (): string
+  /** As Provisioning.tag of the query. */
+  tag (): string
   /** As Provisioning.ask of the query. */
   answer (): Answer
 }
@@ -110,17 +110,17 @@ export interface Provisioning {
   /** The questions across buckets: nodes and modules (SPEC §10). */
   readonly overviews: Overviews
   ask (query: Query, opts?: AskOptions): Answer
-  /** The question `query` as one to be asked again; it answers what `version` and `ask` would. */
+  /** The question `query` as one to be asked again; it answers what `tag` and `ask` would. */
   question (query: Query, opts?: AskOptions): Question
   /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
-  entry (what: What, key: string): { json: string, version: string }
+  entry (what: What, key: string): { json: string, tag: string }
   /**
    * Names the state the answer to `query` is built from: while it is the same, the question gets
    * the same bytes, so a transport can validate a cached answer without building it again. It
    * moves only with a change the answer would show (SPEC §8). Refuses like the questions do while
    * the bucket is missing or loading.
    */
-  version (query: Query): string
+  tag (query: Query): string
   /**
    * The changes after `query.since` that the filter keeps, latest per key, in revision order, at
    * most `limit`; `cursor` names the last one given (or the cursor asked, when there are none).
@@ -148,8 +148,8 @@ export interface Provisioning {
    */
   changed (queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void>
   /**
-   * The question whose changes may move `version(query)`: the filter of the index its revision is
-   * read from. A change it does not keep leaves the version (and an ETag made from it) alone.
+   * The question whose changes may move `tag(query)`: the filter of the index its revision is
+   * read from. A change it does not keep leaves the tag (and an ETag made from it) alone.
    */
   moves (query: Query): Query
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
@@ -166,7 +166,7 @@ export { narrowing, type Change, type Narrowing } from './selection.js'
 /** How long a question waits for this instance to reach a cursor another one gave. */
 const CATCH_UP_MS = 2000
 
-function versionOf (contents: Contents, revision: number, stale: boolean): string {
+function tagOf (contents: Contents, revision: number, stale: boolean): string {
   return `${revision}-${stale ? 's' : 'c'}-${contents.generation}`
 }
 
@@ -346,12 +346,12 @@ function changes (views: AnsweredViews, query: Query & { since: Cursor }, limit:
 }
 
 /** As Provisioning.entry. */
-function entry (views: AnsweredViews, what: What, key: string): { json: string, version: string } {
+function entry (views: AnsweredViews, what: What, key: string): { json: string, tag: string } {
   const view = views.byWhat[what]
   const contents = view.read()
   const e = contents.entries.get(key)
   if (!e) throw noEntry(what, key)
-  return { json: e.json, version: versionOf(contents, e.revision, view.stale) }
+  return { json: e.json, tag: tagOf(contents, e.revision, view.stale) }
 }
 
 /**
@@ -394,10 +394,10 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
   }
 }
 
-/** As Provisioning.version. */
-function versionNow (views: AnsweredViews, query: Query): string {
+/** As Provisioning.tag. */
+function tagNow (views: AnsweredViews, query: Query): string {
   const { contents, stale } = read(views, query)
-  return versionOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
+  return tagOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
 }
 
 /** The answer cache's key of a question: what decides its bytes besides the state. */
@@ -412,12 +412,12 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
     return held
   }
-  const version = (query: Query): string => versionNow(views, query)
+  const tag = (query: Query): string => tagNow(views, query)
   const cache = answerCache()
 
-  /** The answer kept under `key` for `version`, else built now (read in the same turn as `version`). */
-  function answerOf (query: Query, opts: AskOptions, key: string, version: string): Answer {
-    return cache.obtain(key, version, () => {
+  /** The answer kept under `key` for the state `madeFrom` names, else built now (read in the same turn as it). */
+  function answerOf (query: Query, opts: AskOptions, key: string, madeFrom: string): Answer {
+    return cache.obtain(key, madeFrom, () => {
       const { what, filter, after } = query
       const { contents, stale } = read(views, query)
       const n = narrowing(what, filter)
@@ -430,33 +430,33 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
         : query.since === undefined
           ? list(head, n, revision, after, limit, budget)
           : since(head, n, query.since.revision, limit, budget)
-      return new Answer(json, version)
+      return new Answer(json, madeFrom)
     })
   }
 
   function ask (query: Query, opts: AskOptions = {}): Answer {
-    return answerOf(query, opts, answerKey(query, opts), version(query))
+    return answerOf(query, opts, answerKey(query, opts), tag(query))
   }
 
   function question (query: Query, opts: AskOptions = {}): Question {
     /**
      * The state last asked about: a generation at one revision and staleness gives one answer (as
-     * its version says). Named, not held: a question kept by a transport keeps no contents alive.
+     * its tag says). Named, not held: a question kept by a transport keeps no contents alive.
      */
-    let seen: { generation: string, revision: number, stale: boolean, version: string } | undefined
+    let seen: { generation: string, revision: number, stale: boolean, tag: string } | undefined
     const key = answerKey(query, opts)
     const now = (): NonNullable<typeof seen> => {
       const { contents, stale } = read(views, query)
       if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
-        seen = { generation: contents.generation, revision: contents.revision, stale, version: version(query) }
+        seen = { generation: contents.generation, revision: contents.revision, stale, tag: tag(query) }
       }
       return seen
     }
     return {
       query,
       opts,
-      version: () => now().version,
-      answer: () => answerOf(query, opts, key, now().version)
+      tag: () => now().tag,
+      answer: () => answerOf(query, opts, key, now().tag)
     }
   }
 
@@ -464,7 +464,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     overviews: createOverviews(views),
     ask,
     question,
-    version,
+    tag,
     snapshot: (query, after, limit) => snapshot(views, query, after, limit),
     count: (query) => count(views, query),
     catchUp: (query, ms) => catchUp(views, query, ms),

@@ -5,7 +5,7 @@ const sized = (maxBytes: number, maxEntries: number) => new RecentlyUsed<{ v: st
 const of = (v: string, bytes = 10) => ({ v, bytes })
 const got = (cache: ReturnType<typeof sized>, keys: string[]) => keys.map((k) => cache.get(k, 'v')?.v)
 
-test('answers only for the version it was built from', () => {
+test('answers only for what it was built from', () => {
   const cache = sized(100, 3)
   cache.set('q', 'v1', of('a'))
   expect(cache.get('q', 'v1')?.v).toBe('a')
@@ -35,7 +35,7 @@ test('the key counts in the bytes when the owner says so', () => {
   expect(cache.size).toBe(9) // 11 bytes each: key-1x and its value
 })
 
-test('obtain makes a value only when none is kept for the version, and keeps what it makes', () => {
+test('obtain makes a value only when none is kept for what it is asked for, and keeps what it makes', () => {
   const cache = new RecentlyUsed<string, number>({ maxBytes: 100, maxEntries: 3, bytesOf: (v) => v.length })
   let made = 0
   const make = (): string => `made ${++made}`

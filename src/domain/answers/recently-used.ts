@@ -1,4 +1,4 @@
-// Recent values kept by key, each with what it was made from (its version): while a bucket is quiet
+// Recent values kept by key, each with what it was made from: while a bucket is quiet
 // a repeated question (a console polling, a module asking at start) costs a lookup, not a build.
 // The answers of the domain and the questions of both faces are kept so, each cache bounded by the
 // bytes its values really hold (as its owner measures them) and by count.
@@ -18,7 +18,7 @@ export interface Bounds<T> {
 
 /** Least recently used first out (lru-cache: a hit moves two indexes of a typed array, no allocation of the map). */
 export class RecentlyUsed<T extends object | string, V = string> {
-  private readonly cache: LRUCache<string, { version: V, value: T }>
+  private readonly cache: LRUCache<string, { madeFrom: V, value: T }>
 
   constructor ({ maxBytes, maxEntries, bytesOf }: Bounds<T>) {
     this.cache = new LRUCache({
@@ -30,30 +30,30 @@ export class RecentlyUsed<T extends object | string, V = string> {
     })
   }
 
-  /** The value kept for `key` if it was built from `version`. */
-  get (key: string, version: V): T | undefined {
+  /** The value kept for `key` if it was built from `madeFrom`. */
+  get (key: string, madeFrom: V): T | undefined {
     const hit = this.cache.get(key)
     if (hit === undefined) return undefined
-    if (hit.version !== version) {
+    if (hit.madeFrom !== madeFrom) {
       this.cache.delete(key)
       return undefined
     }
     return hit.value
   }
 
-  /** The value kept for `key` if it was made for `version`; else what `make` makes, kept. */
-  obtain (key: string, version: V, make: () => T): T {
-    let value = this.get(key, version)
+  /** The value kept for `key` if it was made for `madeFrom`; else what `make` makes, kept. */
+  obtain (key: string, madeFrom: V, make: () => T): T {
+    let value = this.get(key, madeFrom)
     if (value === undefined) {
       value = make()
-      this.set(key, version, value)
+      this.set(key, madeFrom, value)
     }
     return value
   }
 
   /** Keeps `value`, unless it alone would take more than a quarter of the cache. */
-  set (key: string, version: V, value: T): void {
-    this.cache.set(key, { version, value })
+  set (key: string, madeFrom: V, value: T): void {
+    this.cache.set(key, { madeFrom, value })
   }
 
   get size (): number {
