@@ -61,7 +61,7 @@ describe('answers kept across changes', () => {
         for (const q of questions) expect(kept.ask(q).json, JSON.stringify(q)).toBe(fresh.ask(q).json)
         for (const node of nodes) expect(attempt(() => kept.node(node).json)).toBe(attempt(() => fresh.node(node).json))
       }
-    }), { numRuns: 300 })
+    }), { numRuns: 100 })
   })
 })
 
