@@ -12,7 +12,7 @@ import { checkInjected } from './support/http.js'
 
 test('answers 500 INTERNAL with the error body', async () => {
   const views = { status: () => ({}), connected: () => true } as unknown as Views
-  const failing = { question: (query: Query) => ({ query, version: () => '1-c-now', answer: () => { throw new Error('view index broken') } }) } as unknown as Provisioning
+  const failing = { question: (query: Query) => ({ query, tag: () => '1-c-now', answer: () => { throw new Error('view index broken') } }) } as unknown as Provisioning
   const lines: string[] = []
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   const metrics = createMetrics(() => views, false)
