@@ -43,6 +43,8 @@ export const serviceUser = args['service-user'] === 'admin' ? 'admin' : 'mesh-pr
 export const IN_FLIGHT = 64
 export const SUBJECT = 'mesh-provisioner.provisioning'
 export const FLOOR_SUBJECT = 'bench.floor'
+/** Where the sweep's raw consumer answers the needs bucket's last sequence, as the service answers its revision. */
+export const CONSUMED_SUBJECT = 'bench.consumed.needs'
 
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b)

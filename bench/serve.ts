@@ -15,7 +15,7 @@ export type ToChild =
   | { type: 'floor', body: string, headers: Record<string, string>, subject: string, tls?: { cert: string, key: string } }
   | { type: 'rss' }
   | { type: 'stop' }
-  | { type: 'follow', bucket: string, until: number }
+  | { type: 'answer', subject: string }
 export type FromChild =
   | { type: 'ready', coldMs: number, url: string }
   | { type: 'floor', url: string }
@@ -23,8 +23,7 @@ export type FromChild =
   | ({ type: 'rss' } & Memory)
   | ({ type: 'bare' } & Memory)
   | { type: 'consumed', ms: number, entries: number, keyBytes: number, valueBytes: number }
-  /** `at`: when the sequence arrived, in ms since the epoch with sub-ms precision (comparable across processes). */
-  | { type: 'followed', at: number }
+  | { type: 'answering' }
 
 /** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
 const env = process.env
@@ -151,7 +150,8 @@ async function watch (): Promise<void> {
  * The transport's own pace, where kv.watch cannot go: a raw ordered push consumer of each bucket
  * (the API timeout given, since creating one on a stream of millions of messages outlasts nats.js's
  * 5 s default on nats-server 2.9), read until the stream's last sequence at its start. Then it
- * follows one bucket when asked and says when a sequence arrives: a sweep's floor.
+ * follows the buckets, and answers the needs bucket's last sequence on a subject when told one: a
+ * sweep's floor, asked as the service is asked.
  */
 async function consume (): Promise<void> {
   const started = performance.now()
@@ -162,7 +162,6 @@ async function consume (): Promise<void> {
   let keyBytes = 0
   let valueBytes = 0
   const arrived = new Map<string, number>()
-  const waiting = new Map<string, { until: number, resolve: () => void }>()
   await Promise.all(Object.values(BUCKETS).map(async (bucket) => {
     // A bucket not created yet (the registry's, before the service's first run) holds nothing to read.
     const last = await jsm.streams.info(`KV_${bucket}`).then((info) => info.state.last_seq, () => undefined)
@@ -184,8 +183,6 @@ async function consume (): Promise<void> {
         }
         if (seq === last) loaded()
         arrived.set(bucket, seq)
-        const w = waiting.get(bucket)
-        if (w !== undefined && seq >= w.until) { waiting.delete(bucket); w.resolve() }
       }
     })()
     await done
@@ -196,9 +193,10 @@ async function consume (): Promise<void> {
       await nc.close()
       process.exit(0)
     }
-    if (msg.type !== 'follow') return
-    if ((arrived.get(msg.bucket) ?? 0) < msg.until) await new Promise<void>((resolve) => waiting.set(msg.bucket, { until: msg.until, resolve }))
-    send({ type: 'followed', at: performance.timeOrigin + performance.now() })
+    if (msg.type !== 'answer') return
+    nc.subscribe(msg.subject, { callback: (_err, m) => { m.respond(`{"revision":${arrived.get(BUCKETS.needs) ?? 0}}`) } })
+    await nc.flush()
+    send({ type: 'answering' })
   })
 }
 
