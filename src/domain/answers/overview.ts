@@ -2,7 +2,7 @@
 // the needs, applied and collect buckets from their tallies (store/tally.ts), so that an answer
 // costs its nodes and modules, never their entries. Values stay opaque: keys, revisions and times only.
 
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { BUCKETS } from '../wire/key-shapes.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewQuery, Query } from '../wire/request.js'
@@ -128,7 +128,7 @@ const FRAME = 512
  * does not show (an applied module rewritten, under `?state=pending`) must leave its ETag alone.
  */
 function digest (json: string): string {
-  return createHash('sha256').update(json).digest('base64url').slice(0, 22)
+  return hash('sha256', json, 'base64url').slice(0, 22)
 }
 
 /** Nodes whose rows are kept at the most; past it the memos start again (a mesh this large rebuilds more often). */
@@ -295,9 +295,10 @@ export function createOverviews (views: AnsweredViews): Overviews {
   const memo = new Rows()
   const cache = answerCache()
 
-  function ask (query: OverviewQuery, opts: AskOptions = {}): Answer {
-    const state = readState(views, query)
-    const key = JSON.stringify([query.what, query.filter, query.after, query.limit, opts.defaultLimit, opts.maxBytes])
+  const keyOf = (query: OverviewQuery, opts: AskOptions): string => JSON.stringify([query.what, query.filter, query.after, query.limit, opts.defaultLimit, opts.maxBytes])
+
+  /** The answer kept under `key` for `state` (the buckets' state read now), else built now. */
+  function answerAt (query: OverviewQuery, opts: AskOptions, key: string, state: string): Answer {
     return cache.obtain(key, state, () => {
       const mesh = read(views, bucketsOf(query))
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
@@ -306,6 +307,8 @@ export function createOverviews (views: AnsweredViews): Overviews {
       return new Answer(json, digest(json))
     })
   }
+
+  const ask = (query: OverviewQuery, opts: AskOptions = {}): Answer => answerAt(query, opts, keyOf(query, opts), readState(views, query))
 
   return {
     ask,
@@ -319,9 +322,10 @@ export function createOverviews (views: AnsweredViews): Overviews {
     question (query, opts = {}) {
       /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
       let seen: { state: string, answer: Answer } | undefined
+      const key = keyOf(query, opts)
       const now = (): Answer => {
         const state = readState(views, query)
-        if (seen?.state !== state) seen = { state, answer: ask(query, opts) }
+        if (seen?.state !== state) seen = { state, answer: answerAt(query, opts, key, state) }
         return seen.answer
       }
       return { query, tag: () => now().tag, answer: now }

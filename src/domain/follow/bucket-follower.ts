@@ -228,11 +228,13 @@ export class BucketFollower {
       let lastSeq: number
       let endsAt: number
       let onePerKey: boolean
+      let messages: number
       try {
         const info = await this.jsm.streams.info(`KV_${this.bucket}`)
         created = info.created
         lastSeq = info.state.last_seq
-        endsAt = info.state.messages === 0 ? 0 : lastSeq
+        messages = info.state.messages
+        endsAt = messages === 0 ? 0 : lastSeq
         onePerKey = info.config.max_msgs_per_subject === 1
       } catch (err) {
         if (isStreamNotFound(err)) this.notFound()
@@ -247,7 +249,7 @@ export class BucketFollower {
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) ?? this.current?.reread : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      await this.follow(resume ? c : new Contents(this.what, created), resume ? c.revision + 1 : undefined, endsAt, onePerKey)
+      await this.follow(resume ? c : Contents.sized(this.what, created, messages), resume ? c.revision + 1 : undefined, endsAt, onePerKey)
       await this.pause(this.stopped ? 0 : 50)
     }
   }

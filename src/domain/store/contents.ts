@@ -2,7 +2,7 @@
 // question cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
-import { FIELDS, fieldsOf, isDecoded, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
+import { FIELDS, fieldsOf, isDecoded, parseKey, shapeProblem, tokenOf, type What } from '../wire/key-shapes.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson, type EntriesRead } from './entry.js'
@@ -70,6 +70,12 @@ function isPrefix (what: What, positions: readonly number[]): boolean {
 }
 
 /** An entry's value in one index: the field itself, or the fields joined (no array per entry for one). */
+/** Whether two keys' fields hold the same values at `positions`: what their index values would say, without joining them. */
+function sameAt (a: readonly string[], b: readonly string[], positions: readonly number[]): boolean {
+  for (const p of positions) if (a[p] !== b[p]) return false
+  return true
+}
+
 function indexValue (fields: readonly string[], positions: readonly number[]): string {
   if (positions.length === 1) return fields[positions[0] as number] as string
   if (positions.length === 2) return `${fields[positions[0] as number] as string}${SEP}${fields[positions[1] as number] as string}`
@@ -129,6 +135,13 @@ export class Contents {
   /** Per node and module (SPEC §10), for reading; the registry has none. */
   readonly tally: TallyRead | undefined
   private readonly counts: Tally | undefined
+
+  /** Contents with room for about `keys` keys: a load of a bucket holding that many messages grows nothing on the way. */
+  static sized (what: What, created: string, keys: number): Contents {
+    const c = new Contents(what, created)
+    c.held.keys.reserve(keys)
+    return c
+  }
 
   constructor (readonly what: What, readonly created: string) {
     this.entries = this.held = new Entries(what)
@@ -265,14 +278,15 @@ export class Contents {
       this.changeOutOfShape(key, revision, put, held?.reason)
       return slot ?? this.otherNumber(key)
     }
-    const parsed = parseKey(this.what, key)
-    if (!parsed.ok) {
-      this.changeOutOfShape(key, revision, put, parsed.reason)
+    // While a load reads the bucket no index is built yet: the key's shape is checked, not read.
+    const problem = shapeProblem(this.what, key)
+    if (problem !== undefined) {
+      this.changeOutOfShape(key, revision, put, problem)
       return this.otherNumber(key)
     }
     const added = this.held.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
     this.counts?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
-    if (this.indexed) this.index(parsed.values, revision, (set) => set.add(key, added))
+    if (this.indexed) this.index(fieldsOf(this.what, key), revision, (set) => set.add(key, added))
     return added
   }
 
@@ -372,10 +386,10 @@ export class Contents {
         // Keys in order come in runs of one value: one write of the revision a run.
         const revisions = new Map<string, number>()
         for (let i = 0; i < sorted.length;) {
-          const value = indexValue(fields[i] as string[], positions)
+          const first = fields[i] as string[]
           let revision = 0
-          for (; i < sorted.length && indexValue(fields[i] as string[], positions) === value; i++) revision = Math.max(revision, keyRevisions[i] as number)
-          revisions.set(value, revision)
+          for (; i < sorted.length && sameAt(fields[i] as string[], first, positions); i++) revision = Math.max(revision, keyRevisions[i] as number)
+          revisions.set(indexValue(first, positions), revision)
         }
         this.prefixes.set(positions, revisions)
         continue
@@ -383,14 +397,15 @@ export class Contents {
       // Each set's members gathered, then held as slots. Keys in order come in runs of one value (one
       // node's keys, one module's): the set of the key before is most often this key's too.
       const members = new Map<string, { slots: number[], revision: number }>()
-      let last = ''
+      let last: string[] | undefined
       let set: { slots: number[], revision: number } | undefined
       for (let i = 0; i < sorted.length; i++) {
-        const value = indexValue(fields[i] as string[], positions)
-        if (set === undefined || value !== last) {
+        const have = fields[i] as string[]
+        if (set === undefined || !sameAt(have, last as string[], positions)) {
+          const value = indexValue(have, positions)
           set = members.get(value)
           if (!set) members.set(value, (set = { slots: [], revision: 0 }))
-          last = value
+          last = have
         }
         set.slots.push(slots[i] as number)
         set.revision = Math.max(set.revision, keyRevisions[i] as number)

@@ -58,3 +58,13 @@ test('sorted gives the keys wanted in code-unit order with their slots', () => {
   // Slots past 65535 use a third byte of the tag.
   expect(Array.from(slots, (slot) => table.keyAt(slot))).toEqual(keys)
 })
+
+test('reserve makes room beforehand: the keys added after it are all found, and a smaller reservation changes nothing', () => {
+  const table = new KeyTable()
+  table.reserve(5000)
+  table.reserve(10)
+  const keys = Array.from({ length: 6000 }, (_, i) => `n${i % 97}.m${i}`)
+  keys.forEach((key, i) => expect(table.add(key)).toBe(i))
+  keys.forEach((key, i) => expect(table.slotOf(key)).toBe(i))
+  expect(table.slotOf('n1.nothing')).toBeUndefined()
+})

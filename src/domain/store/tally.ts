@@ -66,8 +66,12 @@ export interface NodeTally {
 /** Counts a group again from the entries it holds: `tokens` are the key's leading tokens. */
 export type Recount = (tokens: readonly string[]) => { count: number, ms: number, nanos: number, revision: number }
 
-function tokensOf (key: string, n: number): string[] {
-  return key.split('.', n)
+/** A key's first two tokens (the second empty when it has one): slices, not a split's array, at a change each. */
+function nodeAndModule (key: string): [node: string, module: string] {
+  const dot = key.indexOf('.')
+  if (dot < 0) return [key, '']
+  const next = key.indexOf('.', dot + 1)
+  return [key.slice(0, dot), key.slice(dot + 1, next < 0 ? key.length : next)]
 }
 
 /** The tally as its readers see it: the contents apply every change. */
@@ -108,7 +112,7 @@ export class Tally {
 
   /** An in-shape key put that was not held. */
   add (key: string, ms: number, nanos: number, revision: number): void {
-    const [node, module] = tokensOf(key, 2) as [string, string]
+    const [node, module] = nodeAndModule(key)
     const t = this.obtain(node)
     t.entries.add(ms, nanos, revision)
     if (t.modules === undefined) return
@@ -119,7 +123,7 @@ export class Tally {
 
   /** An in-shape key held, written again. */
   rewrite (key: string, old: Instant, ms: number, nanos: number, revision: number): void {
-    const [node, module] = tokensOf(key, 2) as [string, string]
+    const [node, module] = nodeAndModule(key)
     const t = this.byNode.get(node)
     t?.entries.rewrite(old, ms, nanos, revision)
     t?.modules?.get(module)?.rewrite(old, ms, nanos, revision)
@@ -127,7 +131,7 @@ export class Tally {
 
   /** An in-shape key held, deleted. */
   remove (key: string, old: Instant): void {
-    const [node, module] = tokensOf(key, 2) as [string, string]
+    const [node, module] = nodeAndModule(key)
     const t = this.byNode.get(node)
     if (t === undefined) return
     t.entries.remove(old)
@@ -141,7 +145,7 @@ export class Tally {
 
   /** An out-of-shape key put (+1) or deleted (-1): it counts for the node its first token names, when that is a token. */
   outOfShape (key: string, change: 1 | -1): void {
-    const node = tokensOf(key, 1)[0] as string
+    const node = nodeAndModule(key)[0]
     if (!TOKEN.test(node)) return
     const t = change > 0 ? this.obtain(node) : this.byNode.get(node)
     if (t === undefined) return

@@ -1,5 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { FIELDS, keyOf, parseKey, shapeOf } from './key-shapes.js'
+import { FIELDS, keyOf, parseKey, shapeOf, shapeProblem, WHATS } from './key-shapes.js'
 
 describe('parseKey', () => {
   test.each([
@@ -33,4 +34,13 @@ test('keyOf writes the shape parseKey reads, escaping collections', () => {
   expect(key).toBe('n1.contribution=3Aroute=3Dproxy.gitea')
   expect(parseKey('collect', key)).toEqual({ ok: true, values: ['n1', 'contribution:route=proxy', 'gitea'] })
   expect(shapeOf('collect')).toBe('<node>.<collection>.<contributor>')
+})
+
+test('shapeProblem says what parseKey says of any key, without reading its fields', () => {
+  const token = fc.stringMatching(/^[A-Za-z0-9_\-/=.:%~ ]{0,4}$/)
+  fc.assert(fc.property(fc.constantFrom(...WHATS), fc.array(token, { minLength: 1, maxLength: 5 }), (what, tokens) => {
+    const key = tokens.join('.')
+    const parsed = parseKey(what, key)
+    expect(shapeProblem(what, key)).toBe(parsed.ok ? undefined : parsed.reason)
+  }), { numRuns: 2000 })
 })

@@ -84,6 +84,13 @@ export function parseKey (what: What, key: string): ParsedKey {
   return { ok: true, values }
 }
 
+/** Why a key does not fit its bucket's shape, or undefined when it does: the usual key costs one test, no split. */
+export function shapeProblem (what: What, key: string): string | undefined {
+  if (UNDECODED.has(what) && WELL_FORMED[what].test(key)) return undefined
+  const parsed = parseKey(what, key)
+  return parsed.ok ? undefined : parsed.reason
+}
+
 /** The fields of a key known to fit its bucket's shape. */
 export function fieldsOf (what: What, key: string): string[] {
   const parsed = parseKey(what, key)
