@@ -4,7 +4,7 @@ import cors from '@fastify/cors'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply } from 'fastify'
 import { badRequest } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
@@ -82,15 +82,39 @@ function pathPattern (url: string): RegExp {
 }
 
 export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
+  const app = createFastify(deps)
+  app.decorateRequest('outcome', 'ok')
+  if (deps.maxConnections !== undefined) boundConnections(app, deps.maxConnections)
+  app.setSerializerCompiler(plainJson)
+  answerHooks(app, deps)
+  const refuseUnread = refusals(app)
+  await app.register(requestLine(deps.corsOrigins, refuseUnread))
+  await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
+  registerDocs(app, deps.version)
+  const { streams, waits } = heldPools(app, deps)
+  await app.register(routes, { ...deps, waits })
+  await app.register(overviewRoutes, { ...deps, waits })
+  await app.register(tokenSelf, { open: deps.tokens === undefined })
+  // A stream asks the views only this, beside Provisioning.
+  const { views } = deps
+  const followed: FollowedViews = { status: (what) => views.byWhat[what].status(), held: (what) => views.byWhat[what].read(), connected: () => views.connected() }
+  await app.register(events, { ...deps, ...deps.events, views: followed, streams })
+  await app.register(operations, deps)
+  return app
+}
+
+/** The fastify instance: its transport, logging, router limits, and the refusals of what never reaches a route. */
+function createFastify (deps: AppDeps): FastifyInstance {
   // HTTPS speaks HTTP/2 and HTTP/1.1, chosen by ALPN: a browser holds its many event streams over
   // one HTTP/2 connection where HTTP/1.1 gives it six per origin. Typed as the HTTP/1 server the
   // gateway is written against: node:http2's compatibility API answers the same calls, and where
   // it does not (a stream's connection), events.ts asks which one it has.
   const transport: object = deps.https === undefined ? {} : { http2: true, https: { allowHTTP1: true, ...deps.https } }
-  const app = Fastify({
+  return Fastify({
     ...transport,
     loggerInstance: deps.log,
-    // The answers are the hot path: no log line per request at info (one at debug, below).
+    // The answers are the hot path: no log line per request at info (one at debug, in answerHooks).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',
     childLoggerFactory: lazyChildLogger,
@@ -113,23 +137,17 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
       socket.destroy(err)
     }
   })
-  app.decorateRequest('outcome', 'ok')
-  if (deps.maxConnections !== undefined) {
-    const server = app.server as typeof app.server & { closeIdleConnections?: () => void }
-    server.maxConnections = deps.maxConnections
-    // A connection refused at the bound makes room: the keep-alive connections idle now are closed,
-    // so that the next one (a probe's) is taken.
-    server.on('drop', () => server.closeIdleConnections?.())
-  }
-  app.setSerializerCompiler(plainJson)
+}
 
-  // Every route here only reads: any other method on a known path is 405 rather than 404.
-  const readOnly: RegExp[] = []
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (methods.includes('GET')) readOnly.push(pathPattern(route.url))
-  })
+/** At most `maxConnections` connections; one refused at the bound makes room by closing the idle keep-alive ones, so that the next one (a probe's) is taken. */
+function boundConnections (app: FastifyInstance, maxConnections: number): void {
+  const server = app.server as typeof app.server & { closeIdleConnections?: () => void }
+  server.maxConnections = maxConnections
+  server.on('drop', () => server.closeIdleConnections?.())
+}
 
+/** What every answer carries and counts: the security headers and request id, and its metrics (and a debug line) when it is handed to Node. */
+function answerHooks (app: FastifyInstance, deps: AppDeps): void {
   // Hooks on every request take a callback, not a promise: a promise each was measurable under load.
   const security = securityHeaders({
     contentSecurityPolicy: {
@@ -160,15 +178,24 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     if (WRITES_DEBUG.has(request.log.level)) request.log.debug({ method: request.method, path: request.url.split('?')[0], tokenName: request.tokenName, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request answered')
     done(null, payload)
   })
+}
 
+type RefuseUnread = (method: string, url: string, reply: FastifyReply) => FastifyReply
+
+/** The error handler and the not-found handler; gives the refusal of a method or path no route takes (405 with Allow on a known path, else 404). */
+function refusals (app: FastifyInstance): RefuseUnread {
+  // Every route here only reads: any other method on a known path is 405 rather than 404.
+  const readOnly: RegExp[] = []
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (methods.includes('GET')) readOnly.push(pathPattern(route.url))
+  })
   app.setErrorHandler<FastifyError>((err, request, reply) => {
     const refusal = fastifyRefusal(err)
     if (refusal.code === 'INTERNAL') request.log.error({ err }, 'the gateway failed to answer')
     return replyError(reply, refusal)
   })
-
-  /** 405 with Allow for another method on a known path, else 404. */
-  const refuseUnread = (method: string, url: string, reply: FastifyReply): FastifyReply => {
+  const refuseUnread: RefuseUnread = (method, url, reply) => {
     const path = url.split('?')[0] ?? url
     if (method !== 'GET' && method !== 'HEAD' && readOnly.some((pattern) => pattern.test(path))) {
       reply.header('allow', 'GET, HEAD')
@@ -177,18 +204,21 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
     return replyError(reply, noRoute(method, path))
   }
   app.setNotFoundHandler((request, reply) => refuseUnread(request.method, request.url, reply))
+  return refuseUnread
+}
 
-  /**
-   * What every request meets before its route's token is checked (access.ts depends on it): CORS,
-   * then the request line's checks, whose refusals so carry the CORS headers a console in a browser
-   * needs to read them, and helmet's (set by the hook above, on every request).
-   */
-  const requestLine = fp(async (app: FastifyInstance) => {
+/**
+ * What every request meets before its route's token is checked (access.ts depends on it): CORS,
+ * then the request line's checks, whose refusals so carry the CORS headers a console in a browser
+ * needs to read them, and helmet's (set by answerHooks, on every request).
+ */
+function requestLine (corsOrigins: readonly string[], refuseUnread: RefuseUnread): FastifyPluginAsync {
+  return fp(async (app: FastifyInstance) => {
     // No origins configured: no CORS headers at all, and no CORS hook on every request. Otherwise
     // only the listed origins, reflected.
-    if (deps.corsOrigins.length > 0) {
+    if (corsOrigins.length > 0) {
       await app.register(cors, {
-        origin: (origin, cb) => { cb(null, origin !== undefined && deps.corsOrigins.includes(origin) ? origin : false) },
+        origin: (origin, cb) => { cb(null, origin !== undefined && corsOrigins.includes(origin) ? origin : false) },
         methods: ['GET', 'HEAD'],
         exposedHeaders: ['ETag', 'X-Request-Id'],
         maxAge: 600
@@ -214,11 +244,10 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
       }
     })
   }, { name: 'request-line', fastify: '5.x' })
-  await app.register(requestLine)
-  await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
-  registerDocs(app, deps.version)
-  // Held requests, one pool per limit, shared fairly between callers (holds.ts says the rule).
+}
+
+/** The held requests' pools, one per limit, shared fairly between callers (holds.ts says the rule); a token reloaded ends what it no longer lets hold, and a stop answers the held waits. */
+function heldPools (app: FastifyInstance, deps: AppDeps): { streams: Pool, waits: Pool } {
   const streams = new Pool(deps.events?.maxStreams ?? MAX_HELD, 'HTTP_MAX_STREAMS', 'event streams')
   const waits = new Pool(deps.maxWaits ?? MAX_HELD, 'HTTP_MAX_WAITS', 'waiting requests')
   app.decorate('recheckHeld', (tokens: readonly Token[]) => {
@@ -233,15 +262,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     for (const held of waits.holds()) held.end({ early: true })
   })
-  await app.register(routes, { ...deps, waits })
-  await app.register(overviewRoutes, { ...deps, waits })
-  await app.register(tokenSelf, { open: deps.tokens === undefined })
-  // A stream asks the views only this, beside Provisioning.
-  const { views } = deps
-  const followed: FollowedViews = { status: (what) => views.byWhat[what].status(), held: (what) => views.byWhat[what].read(), connected: () => views.connected() }
-  await app.register(events, { ...deps, ...deps.events, views: followed, streams })
-  await app.register(operations, deps)
-  return app
+  return { streams, waits }
 }
 
 /**

@@ -110,15 +110,18 @@ function streamQuerystring (what: What) {
 /** The event streams, a plugin of their own: their streams, hooks and shared reads are theirs. */
 export const events = fp<EventsDeps>(async (app, deps) => { registerEvents(app, deps) }, { name: 'events', fastify: '5.x', dependencies: ['access'], encapsulate: true })
 
-function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
-  const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
-  const stallMs = deps.stallMs ?? STALL_MS
-  /** Each open stream. */
-  const open = new Set<Sse>()
-  // Shared by the streams of this gateway: an event framed once, changes read once.
-  const frames = new Frames()
-  const reads = new SharedReads()
+/** What the streams of one gateway share: an event framed once, changes read once, and the open streams a stop ends. */
+interface Gateway {
+  readonly deps: EventsDeps
+  readonly open: Set<Sse>
+  readonly frames: Frames
+  readonly reads: SharedReads
+  readonly heartbeatMs: number
+  readonly stallMs: number
+}
 
+function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
+  const gateway: Gateway = { deps, open: new Set(), frames: new Frames(), reads: new SharedReads(), heartbeatMs: deps.heartbeatMs ?? HEARTBEAT_MS, stallMs: deps.stallMs ?? STALL_MS }
   // What would keep the server's close waiting: streams, which never end by themselves, and
   // connections that never sent a byte (a client's spare or a browser's preconnect), which Node
   // counts as awaiting a request rather than idle until its headers timeout, long after a stop.
@@ -128,96 +131,99 @@ function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     socket.once('close', () => connections.delete(socket))
   })
   app.addHook('preClose', async () => {
-    for (const sse of open) sse.end()
+    for (const sse of gateway.open) sse.end()
     for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
-
-  async function stream (what: What, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
-    let sse: Sse | undefined
-    // Ended early (another caller's share, or its token gone on SIGHUP), a stream's EventSource
-    // comes back and meets the rule or the new tokens: 503, 401 or 403.
-    const held: Hold = { caller: callerOf(request), admitted: request.admitted, end: () => sse?.end() }
-    const full = deps.streams.admit(held, request.method === 'HEAD')
-    if (full !== undefined) {
-      reply.header('retry-after', String(RETRY_AFTER_S))
-      replyError(reply, full)
-      return
-    }
-    if (request.method === 'HEAD') {
-      // Only the headers a stream would have: a HEAD request must not hold a stream open.
-      reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send()
-      return
-    }
-    reply.hijack()
-    const raw = reply.raw
-    // The headers set so far (CORS, request id, helmet's) go out with the stream's own.
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value)
-    raw.setHeader('content-type', 'text/event-stream; charset=utf-8')
-    raw.setHeader('cache-control', 'no-cache')
-    raw.setHeader('x-accel-buffering', 'no')
-    // Over HTTP/1.1 a stream's connection is never used again: closed with it, the service's stop
-    // need not wait for it to idle. HTTP/2 forbids the header: its streams share a connection.
-    const ownsConnection = request.raw.httpVersionMajor < 2
-    if (ownsConnection) raw.setHeader('connection', 'close')
-    raw.writeHead(200)
-    const stream = sse = new Sse(raw, ownsConnection, stallMs, frames, (type) => deps.metrics.eventSent(type))
-    open.add(stream)
-    deps.metrics.streamOpened()
-    const heartbeat = setInterval(() => stream.heartbeat(), heartbeatMs)
-    void stream.closed.then(() => {
-      clearInterval(heartbeat)
-      open.delete(stream)
-      deps.streams.release(held)
-      deps.metrics.streamClosed()
-    })
-    stream.retry()
-    try {
-      await new StreamOfQuestion(deps, reads, stream, query, resume).run()
-    } catch (err) {
-      request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
-      stream.end()
-    }
-  }
-
   for (const what of WHATS) {
-    app.get(`/v1/${what}/events`, {
-      validatorCompiler: judgedByTheDomain,
-      schema: {
-        tags: ['provisioning'],
-        operationId: `follow${what[0]?.toUpperCase()}${what.slice(1)}`,
-        summary: `Follow ${what} live: Server-Sent Events.`,
-        description: `The change feed of bucket \`${BUCKETS[what]}\` (keys \`${shapeOf(what)}\`) narrowed by the list's filters, as Server-Sent Events ` +
-          '(`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per matching entry and one `outOfShape` per out-of-shape key the filter keeps, ' +
-          'then `synced`; afterwards `put`, `delete` and `outOfShape` for each matching change in revision order (a key changed again before the stream read it is sent once, at its latest change), ' +
-          'and `stale`/`live` when the view\'s state changes. ' +
-          'Every event after the snapshot, and `synced`, has an `id:` that is its cursor: a client that reconnects with `Last-Event-ID` (or `lastEventId=`) ' +
-          'receives the changes it missed, latest per key, deletions included, then `synced`, or `reset` and a fresh snapshot when that cursor cannot be served. ' +
-          'A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). ' +
-          'A request that can be served is always answered 200, even while the bucket is missing or loading (said by `stale`).',
-        querystring: streamQuerystring(what),
-        response: {
-          200: {
-            description: 'The event stream. Events and their `data:` (JSON):\n' +
-              Object.entries(EVENT_DATA).map(([type, data]) => `- \`${type}\`: ${data}`).join('\n'),
-            headers: {
-              'Cache-Control': Type.String({ description: '`no-cache`.' }),
-              'X-Accel-Buffering': Type.String({ description: '`no`: a proxy in front passes events on at once.' })
-            },
-            content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events, UTF-8.' }), example: STREAM_EXAMPLE } }
-          },
-          400: {
-            description: 'A parameter that the route does not take, or a value that will not do; the message names it and what would have worked.',
-            content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: refusal(() => readStream('needs', { since: '1234-1795945200123456789' }, undefined)) } }
-          },
-          500: { description: 'The service failed to answer; the fault is logged.', content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: INTERNAL_EXAMPLE } } },
-          503: {
-            description: `This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after \`Retry-After\` seconds (${RETRY_AFTER_S}).`,
-            headers: { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) },
-            content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: new ProvisionerError('NOT_READY', `this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in ${RETRY_AFTER_S} s or ask another instance`).toBody() } }
-          }
-        }
+    app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => await openStream(gateway, what, request, reply))
+  }
+}
+
+/** Opens one stream of `what` for the request, within the pool's bounds, and follows its question until it closes. */
+async function openStream (gateway: Gateway, what: What, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { deps, open, frames, reads, heartbeatMs, stallMs } = gateway
+  const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
+  let sse: Sse | undefined
+  // Ended early (another caller's share, or its token gone on SIGHUP), a stream's EventSource
+  // comes back and meets the rule or the new tokens: 503, 401 or 403.
+  const held: Hold = { caller: callerOf(request), admitted: request.admitted, end: () => sse?.end() }
+  const full = deps.streams.admit(held, request.method === 'HEAD')
+  if (full !== undefined) {
+    reply.header('retry-after', String(RETRY_AFTER_S))
+    replyError(reply, full)
+    return
+  }
+  if (request.method === 'HEAD') {
+    // Only the headers a stream would have: a HEAD request must not hold a stream open.
+    reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send()
+    return
+  }
+  reply.hijack()
+  const raw = reply.raw
+  // The headers set so far (CORS, request id, helmet's) go out with the stream's own.
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value)
+  raw.setHeader('content-type', 'text/event-stream; charset=utf-8')
+  raw.setHeader('cache-control', 'no-cache')
+  raw.setHeader('x-accel-buffering', 'no')
+  // Over HTTP/1.1 a stream's connection is never used again: closed with it, the service's stop
+  // need not wait for it to idle. HTTP/2 forbids the header: its streams share a connection.
+  const ownsConnection = request.raw.httpVersionMajor < 2
+  if (ownsConnection) raw.setHeader('connection', 'close')
+  raw.writeHead(200)
+  const stream = sse = new Sse(raw, ownsConnection, stallMs, frames, (type) => deps.metrics.eventSent(type))
+  open.add(stream)
+  deps.metrics.streamOpened()
+  const heartbeat = setInterval(() => stream.heartbeat(), heartbeatMs)
+  void stream.closed.then(() => {
+    clearInterval(heartbeat)
+    open.delete(stream)
+    deps.streams.release(held)
+    deps.metrics.streamClosed()
+  })
+  stream.retry()
+  try {
+    await new StreamOfQuestion(deps, reads, stream, query, resume).run()
+  } catch (err) {
+    request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
+    stream.end()
+  }
+}
+
+/** The stream route's schema: the OpenAPI document's words for it. */
+function streamRouteSchema (what: What) {
+  return {
+    tags: ['provisioning'],
+    operationId: `follow${what[0]?.toUpperCase()}${what.slice(1)}`,
+    summary: `Follow ${what} live: Server-Sent Events.`,
+    description: `The change feed of bucket \`${BUCKETS[what]}\` (keys \`${shapeOf(what)}\`) narrowed by the list's filters, as Server-Sent Events ` +
+      '(`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per matching entry and one `outOfShape` per out-of-shape key the filter keeps, ' +
+      'then `synced`; afterwards `put`, `delete` and `outOfShape` for each matching change in revision order (a key changed again before the stream read it is sent once, at its latest change), ' +
+      'and `stale`/`live` when the view\'s state changes. ' +
+      'Every event after the snapshot, and `synced`, has an `id:` that is its cursor: a client that reconnects with `Last-Event-ID` (or `lastEventId=`) ' +
+      'receives the changes it missed, latest per key, deletions included, then `synced`, or `reset` and a fresh snapshot when that cursor cannot be served. ' +
+      'A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). ' +
+      'A request that can be served is always answered 200, even while the bucket is missing or loading (said by `stale`).',
+    querystring: streamQuerystring(what),
+    response: {
+      200: {
+        description: 'The event stream. Events and their `data:` (JSON):\n' +
+          Object.entries(EVENT_DATA).map(([type, data]) => `- \`${type}\`: ${data}`).join('\n'),
+        headers: {
+          'Cache-Control': Type.String({ description: '`no-cache`.' }),
+          'X-Accel-Buffering': Type.String({ description: '`no`: a proxy in front passes events on at once.' })
+        },
+        content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events, UTF-8.' }), example: STREAM_EXAMPLE } }
+      },
+      400: {
+        description: 'A parameter that the route does not take, or a value that will not do; the message names it and what would have worked.',
+        content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: refusal(() => readStream('needs', { since: '1234-1795945200123456789' }, undefined)) } }
+      },
+      500: { description: 'The service failed to answer; the fault is logged.', content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: INTERNAL_EXAMPLE } } },
+      503: {
+        description: `This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after \`Retry-After\` seconds (${RETRY_AFTER_S}).`,
+        headers: { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) },
+        content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: new ProvisionerError('NOT_READY', `this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in ${RETRY_AFTER_S} s or ask another instance`).toBody() } }
       }
-    }, async (request, reply) => await stream(what, request, reply))
+    }
   }
 }
