@@ -2,7 +2,8 @@
 // event loop: `service` (the whole service), `floor` (bare fastify and bare micro replying fixed
 // bytes, over HTTP/1.1 or HTTP/2 with TLS), `bare` (a fastify listening and a nats.js connection,
 // nothing else: what any such process holds), `watch` (raw kv.watch load of the four buckets) and
-// `consume` (a raw ordered consumer of each bucket read whole, then following it). Talks to the
+// `consume` (a raw ordered consumer of each bucket read whole, then following it), `probe` (another
+// node's client putting one key and asking for it, during a sweep). Talks to the
 // bench over IPC.
 
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -16,6 +17,8 @@ export type ToChild =
   | { type: 'rss' }
   | { type: 'stop' }
   | { type: 'answer', subject: string }
+  | { type: 'probe', key: string, node: string, subject: string }
+  | { type: 'enough' }
 export type FromChild =
   | { type: 'ready', coldMs: number, url: string }
   | { type: 'floor', url: string }
@@ -24,6 +27,9 @@ export type FromChild =
   | ({ type: 'bare' } & Memory)
   | { type: 'consumed', ms: number, entries: number, keyBytes: number, valueBytes: number }
   | { type: 'answering' }
+  | { type: 'probing' }
+  /** Each put → visible of the probe key, and each put → its ack, in ms. */
+  | { type: 'probed', visible: number[], acked: number[] }
 
 /** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
 const env = process.env
@@ -200,7 +206,40 @@ async function consume (): Promise<void> {
   })
 }
 
-const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch, consume }
+/**
+ * Another node's client, in a process of its own as it would be: puts one key and asks the service
+ * until it shows, again and again (once at least) until told enough, and says each time taken.
+ */
+async function probe (): Promise<void> {
+  const nc = await connect(natsOptions)
+  const kv = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
+  /** Set by the bench's `enough`, which arrives while a probe runs. */
+  const told = { enough: false }
+  send({ type: 'probing' })
+  onMessage(async (msg) => {
+    if (msg.type === 'stop') {
+      await nc.close()
+      process.exit(0)
+    }
+    if (msg.type === 'enough') told.enough = true
+    if (msg.type !== 'probe') return
+    told.enough = false
+    const question = new TextEncoder().encode(JSON.stringify({ what: 'needs', node: msg.node }))
+    const revisionOf = async (): Promise<number> => Number(/"revision":(\d+)/.exec((await nc.request(msg.subject, question, { timeout: 10_000 })).string().slice(0, 200))?.[1])
+    const visible: number[] = []
+    const acked: number[] = []
+    for (let i = 0; i === 0 || !told.enough; i++) {
+      const started = performance.now()
+      const revision = await kv.put(msg.key, JSON.stringify({ wanted: 9000 + i }))
+      acked.push(performance.now() - started)
+      while (await revisionOf() < revision);
+      visible.push(performance.now() - started)
+    }
+    send({ type: 'probed', visible, acked })
+  })
+}
+
+const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch, consume, probe }
 const mode = modes[process.argv[2] ?? '']
 if (!mode) throw new Error(`serve.ts takes one of ${Object.keys(modes).join(', ')}`)
 await mode()

@@ -2,11 +2,11 @@
 // mesh-wide change. The service and a raw ordered consumer follow the same writes; each is timed
 // from the last write's ack until a request to it answers the last revision (both asked alike: a
 // consumer that told of its arrival itself saved the request's round trip the service paid), and a probe on a node outside the mesh
-// measures put → visible while the sweep runs, on a connection of its own as that node's client has
-// (on the sweep's, its put and questions waited behind the sweep's 2000 publishes in flight).
+// measures put → visible while the sweep runs, from a process of its own as that node's client is (in
+// the bench's process, its put and questions waited behind the sweep's 2000 publishes in flight).
 
 import type { NatsConnection } from 'nats'
-import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
+import { keyOf } from '../src/domain/wire/key-shapes.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { Child } from './child.js'
 import { sweepPuts, writeAll } from './mesh.js'
@@ -29,27 +29,11 @@ async function reaches (nc: NatsConnection, revision: number, lastAck: number, s
   }
 }
 
-/** Puts the probe key and asks for it until it shows, again and again until `stop` (once at least): each put → visible, and its put → ack, in ms. */
-async function probe (nc: NatsConnection, stop: () => boolean): Promise<{ visible: number[], acked: number[] }> {
-  const kv = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
-  const key = keyOf('needs', PROBE)
-  const visible: number[] = []
-  const acked: number[] = []
-  // At least once: a sweep of a tiny mesh may be over before the probe is bound.
-  for (let i = 0; i === 0 || !stop(); i++) {
-    const started = performance.now()
-    const revision = await kv.put(key, JSON.stringify({ wanted: 9000 + i }))
-    acked.push(performance.now() - started)
-    while (await revisionOf(nc, { what: 'needs', node: PROBE.node }) < revision);
-    visible.push(performance.now() - started)
-  }
-  return { visible, acked }
-}
-
 export async function sweepRows (server: NatsServer, nc: NatsConnection, nodes: number, needs: number): Promise<Row[]> {
   const floor = Child.start('serve', ['consume'], adminEnv(server))
-  const probeNc = await server.connect()
+  const prober = Child.start('serve', ['probe'], adminEnv(server))
   try {
+    await prober.next('probing')
     await floor.next('consumed')
     floor.send({ type: 'answer', subject: CONSUMED_SUBJECT })
     await floor.next('answering')
@@ -58,13 +42,12 @@ export async function sweepRows (server: NatsServer, nc: NatsConnection, nodes: 
     const probes: number[] = []
     const acks: number[] = []
     for (let r = 0; r < rounds; r++) {
-      let swept = false
-      const probing = probe(probeNc, () => swept)
+      prober.send({ type: 'probe', key: keyOf('needs', PROBE), node: PROBE.node, subject: SUBJECT })
       const started = performance.now()
       const { writes, lastAck, revision } = await writeAll(nc, sweepPuts(nodes, r))
-      swept = true
+      prober.send({ type: 'enough' })
       const [service, raw] = await Promise.all([reaches(nc, revision, lastAck), reaches(nc, revision, lastAck, CONSUMED_SUBJECT)])
-      const probed = await probing
+      const probed = await prober.next('probed')
       probes.push(...probed.visible)
       acks.push(...probed.acked)
       services.push(service)
@@ -82,7 +65,7 @@ export async function sweepRows (server: NatsServer, nc: NatsConnection, nodes: 
       { what: 'during the sweep: put → visible p99 of a probe key on another node (ms)', service: percentile(probes, 0.99), unit: 'ms', goal: { absolute: 250 } }
     ]
   } finally {
-    await probeNc.close()
+    await prober.stop()
     await floor.stop()
   }
 }
