@@ -127,7 +127,7 @@ const FRAME = 512
  * A strong validator of an answer's bytes. These answers carry no revision and a write the answer
  * does not show (an applied module rewritten, under `?state=pending`) must leave its ETag alone.
  */
-function digest (json: string): string {
+function digest (json: string | Buffer): string {
   return hash('sha256', json, 'base64url').slice(0, 22)
 }
 
@@ -304,7 +304,9 @@ export function createOverviews (views: AnsweredViews): Overviews {
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
       const json = query.what === 'nodes' ? nodesAnswer(memo, query, mesh, limit, budget) : modulesAnswer(memo, query, mesh, limit, budget)
-      return new Answer(json, digest(json))
+      // Encoded once: the digest reads the bytes the answer keeps.
+      const bytes = Buffer.from(json)
+      return new Answer(bytes, digest(bytes))
     })
   }
 

@@ -27,12 +27,12 @@ export class Answer {
   readonly bytes: Buffer
 
   constructor (
-    /** The answer document, serialized: everything a client reads is in here. */
-    json: string,
+    /** The answer document, serialized (or already encoded): everything a client reads is in here. */
+    json: string | Buffer,
     /** The state it was built from (see Provisioning.tag). */
     readonly tag: string
   ) {
-    this.bytes = Buffer.from(json)
+    this.bytes = typeof json === 'string' ? Buffer.from(json) : json
   }
 
   /** The document as text (decoded again: for tests and tools, never on the hot path). */
