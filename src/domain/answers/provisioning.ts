@@ -381,7 +381,7 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
           held.push(waitersOf(query.what).add({
             after,
             index: indexOf(query.what, query.filter),
-            keeps: (now, key) => new Selection(now, n).changeOf(key, 0) !== undefined,
+            keeps: (now, key) => new Selection(now, n).keeps(key),
             wake: done
           }))
         } catch {

@@ -112,15 +112,29 @@ export class Selection {
     for (const o of this.contents.outOfShapeInOrder()) if (this.n.keepsTokens(o.tokens)) yield o
   }
 
+  /** Whether the filter keeps the latest change of `key`: what a held request asks of each change, with no JSON made. */
+  keeps (key: string): boolean {
+    return this.kept(key) !== undefined
+  }
+
   /** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */
   changeOf (key: string, revision: number): KeptChange | undefined {
+    const kept = this.kept(key)
+    if (kept === undefined) return undefined
+    if (kept.entry !== undefined) return { type: 'put', json: kept.entry.json, revision, entry: kept.entry }
+    if (kept.stray !== undefined) return { type: 'outOfShape', json: kept.stray.json, revision }
+    return { type: 'delete', json: deletedJson(this.contents.what, key, revision), revision }
+  }
+
+  /** What the contents hold of `key` if the filter keeps it: its entry, its out-of-shape key, or (neither) its deletion. */
+  private kept (key: string): { entry?: StoredEntry, stray?: OutOfShapeEntry } | undefined {
     const { contents, n } = this
     const entry = contents.entries.get(key)
-    if (entry !== undefined) return n.matches(entry.fields) ? { type: 'put', json: entry.json, revision, entry } : undefined
+    if (entry !== undefined) return n.matches(entry.fields) ? { entry } : undefined
     const stray = contents.outOfShape.get(key)
-    if (stray !== undefined) return n.keepsTokens(stray.tokens) ? { type: 'outOfShape', json: stray.json, revision } : undefined
+    if (stray !== undefined) return n.keepsTokens(stray.tokens) ? { stray } : undefined
     const parsed = parseKey(contents.what, key)
-    return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? { type: 'delete', json: deletedJson(contents.what, key, revision), revision } : undefined
+    return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? {} : undefined
   }
 
   /** The changes after `since` the filter keeps, latest per key, oldest first. */
