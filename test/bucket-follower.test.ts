@@ -120,3 +120,26 @@ test('a message the stream lost after it was delivered (deleted by hand) is noti
     await follower.stop()
   }
 })
+
+test('a bucket whose messages expire (a max age) is not counted: its expiries never have it read again', async () => {
+  const real = await nc.jetstreamManager()
+  let checks = 0
+  const jsm = { consumers: real.consumers, streams: { info: async (name: string) => { checks++; return await real.streams.info(name) } } } as unknown as JetStreamManager
+  const kv = await nc.jetstream().views.kv(BUCKETS.registry, { history: 1, ttl: 3_600_000 })
+  await kv.put('secret', '{}')
+  const gone = await kv.put('port', '{}')
+  const { log, warnings } = recording()
+  const follower = new BucketFollower({ what: 'registry', nc, jsm, log, checkMs: 20, heartbeatMs: 200 })
+  follower.start()
+  try {
+    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
+    // Removed by hand as an expiry removes it: the counts differ from now on.
+    await real.streams.deleteMessage(`KV_${BUCKETS.registry}`, gone, false)
+    const after = checks
+    await vi.waitFor(() => { expect(checks).toBeGreaterThanOrEqual(after + 10) })
+    expect(warnings.map((w) => w.message)).not.toContainEqual(expect.stringMatching(/^bucket %s; reloading it/))
+    expect(follower.status()).toMatchObject({ keys: 2 })
+  } finally {
+    await follower.stop()
+  }
+})

@@ -43,8 +43,12 @@ interface Follow {
   ended: boolean
   /** Why this generation must be read again, when a purge may have lost changes. */
   reread: string | undefined
-  /** The bucket keeps one message per key: caught up, the view holds as many keys and markers as the stream holds messages. */
-  readonly onePerKey: boolean
+  /**
+   * The bucket keeps one message per key and none expires: caught up, the view holds as many keys
+   * and markers as the stream holds messages. (In a bucket with a max age, every expiry would
+   * differ, and a bucket of millions of keys would be read again at each.)
+   */
+  readonly counted: boolean
 }
 
 /** Why a complete generation cannot be resumed from the stream as it is now, if it cannot. */
@@ -228,6 +232,7 @@ export class BucketFollower {
       let lastSeq: number
       let endsAt: number
       let onePerKey: boolean
+      let counted: boolean
       let messages: number
       try {
         const info = await this.jsm.streams.info(`KV_${this.bucket}`)
@@ -236,6 +241,7 @@ export class BucketFollower {
         messages = info.state.messages
         endsAt = messages === 0 ? 0 : lastSeq
         onePerKey = info.config.max_msgs_per_subject === 1
+        counted = onePerKey && info.config.max_age === 0
       } catch (err) {
         if (isStreamNotFound(err)) this.notFound()
         else this.log.debug({ err, bucket: this.bucket }, 'bucket info failed; looking again')
@@ -249,14 +255,14 @@ export class BucketFollower {
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) ?? this.current?.reread : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      await this.follow(resume ? c : Contents.sized(this.what, created, messages), resume ? c.revision + 1 : undefined, endsAt, onePerKey)
+      await this.follow(resume ? c : Contents.sized(this.what, created, messages), resume ? c.revision + 1 : undefined, endsAt, onePerKey, counted)
       await this.pause(this.stopped ? 0 : 50)
     }
   }
 
   /** Follows the bucket until the feed ends (stop, restart, lost connection or bucket). */
-  private async follow (contents: Contents, from: number | undefined, endsAt: number, onePerKey: boolean): Promise<void> {
-    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined, onePerKey }
+  private async follow (contents: Contents, from: number | undefined, endsAt: number, onePerKey: boolean, counted: boolean): Promise<void> {
+    const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined, counted }
     this.current = follow
     const ready = (): void => {
       // A read that went idle before the revision the stream held at its start: on a server that
@@ -329,13 +335,13 @@ export class BucketFollower {
   /**
    * A bucket of one message per key, seen through its last revision, holds a message for each key
    * and marker the view holds: when the counts differ, the stream lost messages the feed had
-   * delivered (removed by hand, expired), or the feed skipped some that no purge it saw said (a
+   * delivered (removed by hand), or the feed skipped some that no purge it saw said (a
    * purged key written again before its marker was delivered, on a server that loses deliveries):
    * either way the bucket is read again, on every server.
    */
   private countsAgree (follow: Follow, streamLast: number, messages: number): boolean {
     const c = follow.contents
-    if (!follow.onePerKey || follow.catchingUp || c !== this.serving || c.revision !== streamLast) return true
+    if (!follow.counted || follow.catchingUp || c !== this.serving || c.revision !== streamLast) return true
     const held = c.entries.size + c.outOfShape.size + c.deletions.size
     if (held === messages) return true
     follow.reread = `holds ${messages} messages at revision ${streamLast} where the view holds ${held} keys and deletion markers`
