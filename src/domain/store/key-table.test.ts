@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { expect, test } from 'vitest'
+import { expect, test, vi } from 'vitest'
 import { KeyTable } from './key-table.js'
 
 const sign = (n: number): number => Math.sign(n)
@@ -59,12 +59,15 @@ test('sorted gives the keys wanted in code-unit order with their slots', () => {
   expect(Array.from(slots, (slot) => table.keyAt(slot))).toEqual(keys)
 })
 
-test('reserve makes room beforehand: the keys added after it are all found, and a smaller reservation changes nothing', () => {
+test('reserve makes room beforehand: as many keys as reserved are added with no table grown, and all are found', () => {
   const table = new KeyTable()
-  table.reserve(5000)
+  const rehash = vi.spyOn(table as unknown as { rehash: (size: number) => void }, 'rehash')
+  table.reserve(6000)
   table.reserve(10)
+  expect(rehash).toHaveBeenCalledTimes(1)
   const keys = Array.from({ length: 6000 }, (_, i) => `n${i % 97}.m${i}`)
   keys.forEach((key, i) => expect(table.add(key)).toBe(i))
+  expect(rehash).toHaveBeenCalledTimes(1)
   keys.forEach((key, i) => expect(table.slotOf(key)).toBe(i))
   expect(table.slotOf('n1.nothing')).toBeUndefined()
 })
