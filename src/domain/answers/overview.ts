@@ -190,8 +190,13 @@ class Rows {
     return lines
   }
 
+  /** The mesh last looked at: one answer's rows read one mesh, which is looked at once. */
+  private looked: WeakRef<Mesh> | undefined
+
   /** Forgets the rows the changes since the last look may have changed: every row, for contents read again or many changes. */
   private refresh (mesh: Mesh): void {
+    if (this.looked?.deref() === mesh) return
+    this.looked = new WeakRef(mesh)
     for (const c of [mesh.needs, mesh.applied, mesh.collect]) {
       if (c === undefined) continue
       const at = this.seen.get(c.what)
