@@ -2,9 +2,9 @@
 // when its watch ended must not touch the watch that follows, and a check finds what the stream
 // lost after it was delivered.
 
-import type { JetStreamManager, NatsConnection } from 'nats'
+import type { JetStreamManager, KV, NatsConnection } from 'nats'
 import { beforeAll, expect, test, vi } from 'vitest'
-import { BUCKETS } from '../src/domain/wire/key-shapes.js'
+import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
 import { BucketFollower } from '../src/domain/follow/bucket-follower.js'
 import type { Logger } from '../src/domain/logger.js'
 import { suiteFixture } from './support/service.js'
@@ -99,26 +99,39 @@ test('a check that fails for another reason than a missing stream says so, namin
   }
 })
 
-test('a message the stream lost after it was delivered (deleted by hand) is noticed by a check: the bucket is read again, and its key goes', async () => {
-  const jsm = await nc.jetstreamManager()
-  const kv = await nc.jetstream().views.kv(BUCKETS.collect)
-  await kv.put('n1.c.a', '{}')
-  const lost = await kv.put('n1.c.b', '{}')
+type Warnings = ReturnType<typeof recording>['warnings']
+
+/**
+ * A follower of `what` live on two keys, the second of which is then deleted from the stream by
+ * hand (as a loss, or an expiry, removes it), and what `then` sees of it.
+ */
+async function oneRemovedByHand (what: What, kv: KV, keys: readonly [string, string], opts: { jsm: JetStreamManager, checkMs: number }, then: (follower: BucketFollower, warnings: Warnings, removed: number) => Promise<void>): Promise<void> {
+  await kv.put(keys[0], '{}')
+  const removed = await kv.put(keys[1], '{}')
   const { log, warnings } = recording()
-  const follower = new BucketFollower({ what: 'collect', nc, jsm, log, checkMs: 1000, heartbeatMs: 200 })
+  const follower = new BucketFollower({ what, nc, jsm: opts.jsm, log, checkMs: opts.checkMs, heartbeatMs: 200 })
   follower.start()
   try {
     await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
-    await jsm.streams.deleteMessage(`KV_${BUCKETS.collect}`, lost, false)
+    await (await nc.jetstreamManager()).streams.deleteMessage(`KV_${BUCKETS[what]}`, removed, false)
+    await then(follower, warnings, removed)
+  } finally {
+    await follower.stop()
+  }
+}
+
+const reloaded = (warnings: Warnings): unknown[] => warnings.map((w) => w.message).filter((m) => /^bucket %s; reloading it/.test(String(m)))
+
+test('a message the stream lost after it was delivered (deleted by hand) is noticed by a check: the bucket is read again, and its key goes', async () => {
+  const kv = await nc.jetstream().views.kv(BUCKETS.collect)
+  await oneRemovedByHand('collect', kv, ['n1.c.a', 'n1.c.b'], { jsm: await nc.jetstreamManager(), checkMs: 1000 }, async (follower, warnings, removed) => {
     // The read again ends at the consumer's idle heartbeat, the stream's last revision being gone; on
     // a server that loses deliveries it is read once more to be sure.
     await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 1 }) }, { timeout: 10_000, interval: 50 })
     expect([follower.read().entries.has('n1.c.a'), follower.read().entries.has('n1.c.b')]).toEqual([true, false])
-    expect(warnings.map((w) => w.message)).toContainEqual(expect.stringMatching(/^bucket %s; reloading it/))
-    expect(follower.read().expiredBefore).toBe(lost)
-  } finally {
-    await follower.stop()
-  }
+    expect(reloaded(warnings)).not.toEqual([])
+    expect(follower.read().expiredBefore).toBe(removed)
+  })
 })
 
 test('a bucket whose messages expire (a max age) is not counted: its expiries never have it read again', async () => {
@@ -126,20 +139,11 @@ test('a bucket whose messages expire (a max age) is not counted: its expiries ne
   let checks = 0
   const jsm = { consumers: real.consumers, streams: { info: async (name: string) => { checks++; return await real.streams.info(name) } } } as unknown as JetStreamManager
   const kv = await nc.jetstream().views.kv(BUCKETS.registry, { history: 1, ttl: 3_600_000 })
-  await kv.put('secret', '{}')
-  const gone = await kv.put('port', '{}')
-  const { log, warnings } = recording()
-  const follower = new BucketFollower({ what: 'registry', nc, jsm, log, checkMs: 20, heartbeatMs: 200 })
-  follower.start()
-  try {
-    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
-    // Removed by hand as an expiry removes it: the counts differ from now on.
-    await real.streams.deleteMessage(`KV_${BUCKETS.registry}`, gone, false)
+  await oneRemovedByHand('registry', kv, ['secret', 'port'], { jsm, checkMs: 20 }, async (follower, warnings) => {
+    // Removed as an expiry removes it: the counts differ from now on.
     const after = checks
     await vi.waitFor(() => { expect(checks).toBeGreaterThanOrEqual(after + 10) })
-    expect(warnings.map((w) => w.message)).not.toContainEqual(expect.stringMatching(/^bucket %s; reloading it/))
+    expect(reloaded(warnings)).toEqual([])
     expect(follower.status()).toMatchObject({ keys: 2 })
-  } finally {
-    await follower.stop()
-  }
+  })
 })
