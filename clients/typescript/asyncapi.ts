@@ -150,7 +150,7 @@ export interface components {
                 data?: JsonValue;
             }[];
         };
-        /** @description A question about registry. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        /** @description A question about registry. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (RegistryFacets) instead of the entries; `by` does not combine with `since`. */
         RegistryRequest: {
             /**
              * @description The question: `registry` (the default: an empty payload asks it).
@@ -174,6 +174,11 @@ export interface components {
              * @example 1234-1795945200123456789
              */
             since?: string;
+            /**
+             * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
+             * @example node
+             */
+            by?: "node" | "module" | "kind" | "collection" | "contributor";
         };
         /** @description The registry answer. */
         RegistryAnswer: {
@@ -247,7 +252,53 @@ export interface components {
             /** @description The point of the bucket's history this answer reflects (its generation and `revision`): pass it as `since` to learn only what changed after it. */
             cursor: string;
         };
-        /** @description A question about needs. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        /** @description The distinct values of one field of the registry entries (facets). */
+        RegistryFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @constant
+             */
+            what: "registry";
+            /**
+             * @description The bucket read.
+             * @constant
+             */
+            bucket: "mesh-provisioner_registry";
+            /**
+             * @description The field whose values are counted.
+             * @constant
+             */
+            by: "kind";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description A question about needs. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (NeedsFacets) instead of the entries; `by` does not combine with `since`. */
         NeedsRequest: {
             /**
              * @description The question: `needs`.
@@ -277,6 +328,11 @@ export interface components {
              * @example 1234-1795945200123456789
              */
             since?: string;
+            /**
+             * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
+             * @example node
+             */
+            by?: "node" | "module" | "kind" | "collection" | "contributor";
         };
         /** @description The needs answer. */
         NeedsAnswer: {
@@ -362,7 +418,50 @@ export interface components {
             /** @description The point of the bucket's history this answer reflects (its generation and `revision`): pass it as `since` to learn only what changed after it. */
             cursor: string;
         };
-        /** @description A question about applied. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        /** @description The distinct values of one field of the needs entries (facets). */
+        NeedsFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @constant
+             */
+            what: "needs";
+            /**
+             * @description The bucket read.
+             * @constant
+             */
+            bucket: "mesh-provisioner_needs";
+            /** @description The field whose values are counted. */
+            by: "node" | "module" | "kind";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description A question about applied. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (AppliedFacets) instead of the entries; `by` does not combine with `since`. */
         AppliedRequest: {
             /**
              * @description The question: `applied`.
@@ -388,6 +487,11 @@ export interface components {
              * @example 1234-1795945200123456789
              */
             since?: string;
+            /**
+             * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
+             * @example node
+             */
+            by?: "node" | "module" | "kind" | "collection" | "contributor";
         };
         /** @description The applied answer. */
         AppliedAnswer: {
@@ -465,7 +569,50 @@ export interface components {
             /** @description The point of the bucket's history this answer reflects (its generation and `revision`): pass it as `since` to learn only what changed after it. */
             cursor: string;
         };
-        /** @description A question about collect. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        /** @description The distinct values of one field of the applied entries (facets). */
+        AppliedFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @constant
+             */
+            what: "applied";
+            /**
+             * @description The bucket read.
+             * @constant
+             */
+            bucket: "mesh-provisioner_applied";
+            /** @description The field whose values are counted. */
+            by: "node" | "module";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
+        };
+        /** @description A question about collect. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (CollectFacets) instead of the entries; `by` does not combine with `since`. */
         CollectRequest: {
             /**
              * @description The question: `collect`.
@@ -495,6 +642,11 @@ export interface components {
              * @example 1234-1795945200123456789
              */
             since?: string;
+            /**
+             * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
+             * @example node
+             */
+            by?: "node" | "module" | "kind" | "collection" | "contributor";
         };
         /** @description The collect answer. */
         CollectAnswer: {
@@ -575,6 +727,49 @@ export interface components {
             };
             /** @description The point of the bucket's history this answer reflects (its generation and `revision`): pass it as `since` to learn only what changed after it. */
             cursor: string;
+        };
+        /** @description The distinct values of one field of the collect entries (facets). */
+        CollectFacets: {
+            /**
+             * @description The bucket whose entries were counted.
+             * @constant
+             */
+            what: "collect";
+            /**
+             * @description The bucket read.
+             * @constant
+             */
+            bucket: "mesh-provisioner_collect";
+            /** @description The field whose values are counted. */
+            by: "node" | "collection" | "contributor";
+            /** @description The last revision that changed what the filter keeps (conservatively: it may be later, never earlier). */
+            revision: number;
+            /** @description The point of the bucket's history this answer reflects: the list's `since` takes it. */
+            cursor: string;
+            /** @description True while the service answers from what it last knew (of any bucket the answer reads): cut off from NATS, catching up after a reconnect, or reloading a re-created bucket. */
+            stale: boolean;
+            /** @description How many distinct values the filter keeps, whatever `after` and the cut. */
+            total: number;
+            /** @description The values, sorted by their UTF-8 bytes. */
+            values: {
+                /** @description A value of `by` (a collection by its decoded name). */
+                value: string;
+                /** @description How many entries the filter keeps hold it. */
+                count: number;
+                /** @description The last put or delete of a key holding it (conservatively: it may be later, never earlier). */
+                revision: number;
+            }[];
+            /** @description How many out-of-shape keys the filter keeps (the list names them). */
+            outOfShape: number;
+            /** @description Present when cut: the value to pass as `after` to continue. */
+            next?: string;
+            /** @description Present when the answer was cut short. */
+            cut?: {
+                /** @description `limit`: the asked (or default) limit was reached; `payload`: the next entry would have passed the maximum answer size. */
+                reason: "payload" | "limit";
+                /** @description How many matching entries (with `since`: changes) after this page were left out; ask again with `after` = `next` (with `since`: `since` = `cursor`). */
+                omitted: number;
+            };
         };
         /** @description A question about nodes. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
         NodesRequest: {

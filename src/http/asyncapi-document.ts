@@ -9,7 +9,7 @@ import { Type } from 'typebox'
 import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { Answers, EntrySchemas, ErrorBody, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
+import { Answers, EntrySchemas, ErrorBody, Facets, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
 import { eventData, Live, Reset, Stale, Synced, type StreamEvent } from './event-schemas.js'
 
 /** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
@@ -27,12 +27,17 @@ function plain (schema: TSchema): Json {
   return rest
 }
 
-/** The verb's request for one question: `what` and the fields that question takes. */
+const isBucket = (what: string): what is What => Object.hasOwn(BUCKETS, what)
+
+/** The verb's request for one question: `what` and the fields that question takes (a bucket's list also takes `by`, for its facets). */
 function requestOf (what: string, fields: readonly RequestField[]): TSchema {
   const literal = Type.Literal(what, { description: what === 'registry' ? 'The question: `registry` (the default: an empty payload asks it).' : `The question: \`${what}\`.` })
   const properties: Record<string, TSchema> = { what: what === 'registry' ? Type.Optional(literal) : literal }
-  for (const field of fields) properties[field] = Type.Optional(RequestFields[field])
-  return Type.Object(properties, { additionalProperties: false, description: `A question about ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`) counts as not given.` })
+  const takes: readonly RequestField[] = isBucket(what) ? [...fields, 'by'] : fields
+  // The verb's own field schemas (ProvisioningRequest is made of them): the document takes what its check takes.
+  for (const field of takes) properties[field] = Type.Optional(RequestFields[field])
+  const facets = isBucket(what) ? ` With \`by\` the answer is the facets (${capital(what)}Facets) instead of the entries; \`by\` does not combine with \`since\`.` : ''
+  return Type.Object(properties, { additionalProperties: false, description: `A question about ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`) counts as not given.${facets}` })
 }
 
 /** The micro error headers every refusal carries, with the codes the verb answers. */
@@ -94,6 +99,10 @@ export function asyncApiDocument (version: string): Json {
     messages[`${what}Answer`] = { name: `${what}Answer`, title: `The ${what} answer`, contentType: 'application/json', payload: ref(`#/components/schemas/${name}Answer`) }
     asked[`${what}Request`] = ref(`#/components/messages/${what}Request`)
     answered[`${what}Answer`] = ref(`#/components/messages/${what}Answer`)
+    if (!isBucket(what)) continue
+    schemas[`${name}Facets`] = plain(Facets[what])
+    messages[`${what}Facets`] = { name: `${what}Facets`, title: `The ${what} facets`, summary: 'The answer to the list\'s request with `by`.', contentType: 'application/json', payload: ref(`#/components/schemas/${name}Facets`) }
+    answered[`${what}Facets`] = ref(`#/components/messages/${what}Facets`)
   }
   messages['refusal'] = {
     name: 'refusal',
@@ -122,11 +131,11 @@ export function asyncApiDocument (version: string): Json {
     operations[`answer${capital(what)}`] = {
       action: 'receive',
       title: `Answer ${what}`,
-      summary: `Answers a question about ${what}${what in BUCKETS ? ` (bucket \`${BUCKETS[what as What]}\`)` : ''}; the HTTP gateway answers the same document.`,
+      summary: `Answers a question about ${what}${isBucket(what) ? ` (bucket \`${BUCKETS[what]}\`)` : ''}; the HTTP gateway answers the same document.`,
       channel: ref('#/channels/provisioning'),
       messages: [ref(`#/channels/provisioning/messages/${what}Request`)],
       bindings: { nats: { queue: QUEUE, bindingVersion: '0.1.0' } },
-      reply: { channel: ref('#/channels/provisioningReply'), messages: [ref(`#/channels/provisioningReply/messages/${what}Answer`), ref('#/channels/provisioningReply/messages/refusal')] }
+      reply: { channel: ref('#/channels/provisioningReply'), messages: [`${what}Answer`, ...(isBucket(what) ? [`${what}Facets`] : []), 'refusal'].map((m) => ref(`#/channels/provisioningReply/messages/${m}`)) }
     }
   }
 
