@@ -6,8 +6,8 @@
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { beforeAll, describe, expect, test } from 'vitest'
-import { consoleClient, describeNeed, type NeedsEvent } from '../clients/typescript/console.js'
+import { beforeAll, describe, expect, test, vi } from 'vitest'
+import { consoleClient, describeModule, describeNeed, type NeedsEvent } from '../clients/typescript/console.js'
 import { asyncApiTypes, openApiTypes } from '../scripts/openapi-types.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
@@ -54,5 +54,28 @@ describe('the console\'s calls against a service', () => {
     }
     abort.abort()
     expect(events.filter((e) => e.type === 'put').map((e) => e.type === 'put' && e.data.key)).toEqual(needs.entries.map((e) => e.key))
+  })
+
+  test('read the overview and the pending modules: a need written after its module was applied shows as pending', async () => {
+    const client = consoleClient(seeded.running.url)
+    const before = await client.overview()
+    expect(before.nodes.map((n) => n.node)).toEqual(['ace', 'g14', 'novox', 'shanks'])
+    expect(before.nodes.every((n) => n.modules.pending === 0)).toBe(true)
+    expect((await client.pendingModules()).modules).toEqual([])
+
+    const kv = await seeded.nc.jetstream().views.kv('mesh-provisioner_needs')
+    await kv.put('novox.postgres.secret.replica-password', JSON.stringify({ file: '/run/secrets/postgres/replica-password' }))
+    const pending = await vi.waitFor(async () => {
+      const answer = await client.pendingModules()
+      expect(answer.total).toBe(1)
+      return answer
+    })
+    const row = pending.modules[0]
+    expect(row).toMatchObject({ node: 'novox', module: 'postgres', state: 'pending', needs: 4, applied: { revision: expect.any(Number) as number } })
+    if (row === undefined || row.applied === null) throw new Error('no pending row with its applied entry')
+    expect(row.needsUpdated !== null && row.needsUpdated > row.applied.updated).toBe(true)
+    expect(describeModule(row)).toBe(`novox/postgres pending: 4 needs, last written ${row.needsUpdated ?? ''}, applied ${row.applied.updated} (revision ${row.applied.revision})`)
+    const novox = (await client.overview()).nodes.find((n) => n.node === 'novox')
+    expect(novox?.modules).toMatchObject({ pending: 1 })
   })
 })

@@ -1,6 +1,6 @@
 // The console's first calls, typed by the gateway's contract (clients/typescript/openapi.ts, made
-// from openapi/openapi.json by openapi-typescript): the registry, a node's needs, and its needs'
-// event stream. openapi-fetch types every request and answer from the paths; the events' data are
+// from openapi/openapi.json by openapi-typescript): the registry, the overview and the pending
+// modules, a node's needs, and its needs' event stream. openapi-fetch types every request and answer from the paths; the events' data are
 // the AsyncAPI document's schemas (clients/typescript/asyncapi.ts). test/typed-client.test.ts type-checks this file, holds every answer
 // type to no `unknown`, and runs it against a service.
 
@@ -51,8 +51,17 @@ export function consoleClient (gateway: string, token?: string) {
       return data ?? fail('GET /v1/needs/{node}/{module}/{kind}/{name}', error)
     },
 
-    // The overview (GET /v1/nodes, GET /v1/modules?state=pending) comes here once the gateway
-    // serves it: its answers are in openapi.ts then, and typed the same way.
+    /** The mesh at a glance: a row per node, with its modules per state (`after` = the `next` of the page before). */
+    async overview (after?: string): Promise<Answer<'/v1/nodes'>> {
+      const { data, error } = await api.GET('/v1/nodes', { params: { query: after === undefined ? {} : { after } } })
+      return data ?? fail('GET /v1/nodes', error)
+    },
+
+    /** What is not applied yet, anywhere: a row per module with a need written after its applied entry. */
+    async pendingModules (after?: string): Promise<Answer<'/v1/modules'>> {
+      const { data, error } = await api.GET('/v1/modules', { params: { query: { state: ['pending'], ...(after === undefined ? {} : { after }) } } })
+      return data ?? fail('GET /v1/modules', error)
+    },
 
     /** A node's needs live: every event of the stream, typed, until `signal` aborts. */
     async * followNeeds (node: string, signal: AbortSignal): AsyncGenerator<NeedsEvent> {
@@ -75,4 +84,10 @@ export function consoleClient (gateway: string, token?: string) {
 export function describeNeed (entry: Schemas['NeedsEntry']): string {
   const value: JsonValue | undefined = entry.value
   return `${entry.node}/${entry.module} needs ${entry.kind} ${entry.name}: ${value === undefined ? `(${entry.problem ?? 'no value'})` : JSON.stringify(value)}`
+}
+
+/** What a console shows of one module on a node: its state, and when its needs and its applied entry were written. */
+export function describeModule (row: Schemas['ModuleRow']): string {
+  const applied = row.applied === null ? 'never applied' : `applied ${row.applied.updated} (revision ${row.applied.revision})`
+  return `${row.node}/${row.module} ${row.state}: ${row.needs} needs, last written ${row.needsUpdated ?? 'never'}, ${applied}`
 }
