@@ -1,6 +1,7 @@
 // The operator's alerts (deploy/prometheus/alerts.yml) under Debian's promtool: the rules are
-// valid, each alert fires on the series its test gives and not before (alerts.test.yml), each links
-// a README section that exists, and a live /metrics passes `promtool check metrics`.
+// valid, each alert fires on the series its test gives and not before (alerts.test.yml), each
+// summary names the remedy and links a README section that exists, and a live /metrics passes
+// `promtool check metrics`.
 
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -25,9 +26,11 @@ describe('the alert rules', () => {
       'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
     ])
     for (const rule of rules) {
-      expect(rule.annotations['summary'], rule.alert).toMatch(/: \w/)
       const link = rule.annotations['runbook_url'] ?? ''
       expect(link, rule.alert).toBe(`README.md#${rule.alert.toLowerCase()}`)
+      // The remedy after the colon, then the section: what a page (which may show only the summary) needs.
+      expect(rule.annotations['summary'], rule.alert).toMatch(/: \w/)
+      expect(rule.annotations['summary'], rule.alert).toMatch(new RegExp(`; see ${link.replace('.', '\\.')}$`))
       expect(anchors, `README section for ${rule.alert}`).toContain(link.split('#')[1])
       expect(rule.annotations['description'], rule.alert).toContain(link)
     }
