@@ -181,6 +181,7 @@ describe('a token of some nodes that names none reads its own, as if it had name
     ['/v1/collect?contributor=gitea', '/v1/collect?contributor=gitea&node=ace&node=g14'],
     ['/v1/needs/facets?by=node', '/v1/needs/facets?by=node&node=ace&node=g14'],
     ['/v1/collect/facets?by=collection', '/v1/collect/facets?by=collection&node=ace&node=g14'],
+    ['/v1/applied/facets?by=module', '/v1/applied/facets?by=module&node=ace&node=g14'],
     ['/v1/nodes', '/v1/nodes?node=ace&node=g14'],
     ['/v1/modules', '/v1/modules?node=ace&node=g14'],
     ['/v1/modules?state=applied&state=pending', '/v1/modules?state=applied&state=pending&node=ace&node=g14']
@@ -228,19 +229,59 @@ describe('a token of some nodes that names none reads its own, as if it had name
     await kv.delete('ace')
   })
 
-  test('follows its own nodes on an event stream without node, as the stream naming them does', async () => {
+  test('follows its own nodes on an event stream without node, as the stream naming them does: another node\'s puts, out-of-shape keys and deletions are not in it', async () => {
     const kv = await nc.jetstream().views.kv('mesh-provisioner_applied')
     const own = await openStream(`${running.url}/v1/applied/events?access_token=${made.pair.token}`)
     const named = await openStream(`${running.url}/v1/applied/events?node=ace&node=g14&access_token=${made.console.token}`)
-    expect([own.status, named.status]).toEqual([200, 200])
-    await untilEvent(own, isSynced)
-    await untilEvent(named, isSynced)
+    const all = await openStream(`${running.url}/v1/applied/events?access_token=${made.console.token}`)
+    expect([own.status, named.status, all.status]).toEqual([200, 200, 200])
+    for (const stream of [own, named, all]) await untilEvent(stream, isSynced)
     await kv.put('novox.across', '{}')
+    await kv.put('novox.x.y', '{}') // out of shape: applied keys are <node>.<module>
+    await kv.delete('shanks.gitea')
     await kv.put('g14.stream-seen', '{}')
     const at = await untilEvent(own, (e) => e.event === 'put' && e.data.includes('g14.stream-seen'))
     await untilEvent(named, (e) => e.event === 'put' && e.data.includes('g14.stream-seen'))
+    // The console's stream of every node shows the three after its snapshot, before the write both others wait on.
+    const seen = await untilEvent(all, (e) => e.event === 'put' && e.data.includes('g14.stream-seen'))
+    expect(all.events.slice(all.events.findIndex(isSynced), seen).filter((e) => ['novox.across', 'novox.x.y', 'shanks.gitea'].includes((JSON.parse(e.data) as { key?: string }).key ?? '')).map((e) => e.event)).toEqual(['put', 'outOfShape', 'delete'])
     expect(own.events.slice(0, at + 1)).toEqual(named.events.slice(0, at + 1))
-    for (const e of own.events) expect(e.data).not.toContain('novox')
+    for (const e of own.events) {
+      expect(e.data).not.toContain('novox')
+      expect(e.data).not.toContain('shanks')
+    }
+    await kv.delete('novox.x.y')
+    await kv.put('shanks.gitea', '{}')
+  })
+
+  test('a held wait naming no node stays held through another node\'s write and answers one of its own, as naming its nodes would (needs, nodes, modules)', async () => {
+    const needs = await nc.jetstream().views.kv('mesh-provisioner_needs')
+    const seen = async (revision: number): Promise<void> => {
+      await vi.waitFor(() => { expect(running.views.status().needs.revision).toBeGreaterThanOrEqual(revision) }, { timeout: 5000, interval: 10 })
+    }
+    const PATHS = ['/v1/needs', '/v1/nodes', '/v1/modules']
+    const hold = async (path: string, wait: string): Promise<{ etag: string, held: Promise<Got> }> => {
+      const etag = (await get(path, bearer('pair'))).headers['etag'] as string
+      return { etag, held: get(`${path}?wait=${wait}`, { ...bearer('pair'), 'if-none-match': etag }) }
+    }
+
+    const ending = await Promise.all(PATHS.map(async (path) => await hold(path, '1s')))
+    await seen(await needs.put('shanks.across.secret.held', '{}'))
+    const ended = await Promise.all(ending.map(async ({ held }) => await held))
+    expect(ended.map((e, i) => [PATHS[i], e.status, e.headers['etag']]), 'a write on shanks leaves each held to the end').toEqual(ending.map(({ etag }, i) => [PATHS[i], 304, etag]))
+
+    const answering = await Promise.all(PATHS.map(async (path) => await hold(path, '10s')))
+    await seen(await needs.put('novox.across.secret.held', '{}'))
+    await needs.put('g14.held.secret.mine', '{}')
+    for (const [i, { held }] of answering.entries()) {
+      const answer = await held
+      const named = await get(`${PATHS[i] as string}?node=ace&node=g14`, bearer('console'))
+      expect([answer.status, answer.body, answer.headers['etag']]).toEqual([200, named.body, named.headers['etag']])
+      expect(answer.body).toContain('g14')
+      expect(answer.body).not.toMatch(/novox|shanks/)
+    }
+    expect(JSON.parse((await answering[2]?.held as Got).body).modules).toContainEqual(expect.objectContaining({ node: 'g14', module: 'held', state: 'unapplied' }))
+    for (const key of ['shanks.across.secret.held', 'novox.across.secret.held', 'g14.held.secret.mine']) await needs.delete(key)
   })
 
   test.each(['/v1/needs/g14/gitea/secret/db-password', '/v1/applied/shanks/gitea', '/v1/collect/novox/environment/gitea', '/v1/nodes/g14', '/v1/modules/shanks/gitea', '/v1/nodes?node=novox', '/v1/needs/facets?by=kind&node=g14'])('reading across on %s stays 403, naming only its own nodes', async (path) => {
