@@ -43,6 +43,9 @@ describe('a stream', () => {
     expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8')
     expect(stream.headers['cache-control']).toBe('no-cache')
     expect(stream.headers['x-accel-buffering']).toBe('no')
+    // Over HTTP/1.1 the body ends with the connection: each event is sent as it is, unframed.
+    expect(stream.headers['connection']).toBe('close')
+    expect(stream.headers['transfer-encoding']).toBeUndefined()
     expect(stream.headers['access-control-allow-origin']).toBe(CONSOLE)
     expect(stream.headers['x-request-id']).toBeDefined()
     const synced = await untilEvent(stream, isSynced)
