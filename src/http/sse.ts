@@ -64,12 +64,16 @@ export class Sse {
   }
 
   /**
-   * Resolves true when the next event may be written: at once while the socket takes what is
-   * written, else once it drained. A reader that takes nothing for `stallMs` is disconnected, so a
-   * stream holds at most one event beyond the socket's high-water mark.
+   * Whether the next event may be written: at once (whether the stream is still open) while the
+   * socket takes what is written, else a promise of true once it drained. A reader that takes
+   * nothing for `stallMs` is disconnected, so a stream holds at most one event beyond the socket's
+   * high-water mark.
    */
-  async drained (): Promise<boolean> {
-    if (!this.raw.writableNeedDrain) return this.open
+  taken (): boolean | Promise<boolean> {
+    return this.raw.writableNeedDrain ? this.drained() : this.open
+  }
+
+  private async drained (): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined
     const drained = await Promise.race([
       new Promise<boolean>((resolve) => this.raw.once('drain', () => resolve(true))),

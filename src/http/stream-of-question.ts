@@ -33,18 +33,29 @@ const PAGE = 500
 
 type Changes = ReturnType<Provisioning['changes']>
 
+/** Changes as read once for every stream asking them: with the cursor they end at and each change's event id. */
+export interface SharedBatch {
+  readonly changes: Changes
+  readonly next: Cursor
+  readonly ids: readonly string[]
+}
+
 /**
  * The last changes read, shared by the streams of one gateway: a thousand streams of one filter
- * ask the same changes after the same cursor, so they are read once.
+ * ask the same changes after the same cursor, so they are read, and their ids written, once.
  */
 export class SharedReads {
   /** The last changes read, by question and cursor, and the state of the view they were read from. */
-  private read: { key: string, state: string, changes: Changes } | undefined
+  private read: { key: string, state: string, batch: SharedBatch } | undefined
 
   /** The changes `key` (a question and a cursor) names in view state `state`: read by `read` unless read already. */
-  changes (key: string, state: string, read: () => Changes): Changes {
-    if (this.read?.key !== key || this.read.state !== state) this.read = { key, state, changes: read() }
-    return this.read.changes
+  changes (key: string, state: string, read: () => Changes): SharedBatch {
+    if (this.read?.key !== key || this.read.state !== state) {
+      const changes = read()
+      const next = parseCursor(changes.cursor)
+      this.read = { key, state, batch: { changes, next, ids: changes.changes.map((c) => formatCursor(c.revision, next.generation)) } }
+    }
+    return this.read.batch
   }
 }
 
@@ -165,12 +176,12 @@ export class StreamOfQuestion {
     for (;;) {
       for (const json of page.entries) {
         this.sse.send('put', json)
-        if (!(await this.sse.drained())) return
+        if (!(await this.sse.taken())) return
       }
       if (page === first) {
         for (const json of first.outOfShape) {
           this.sse.send('outOfShape', json)
-          if (!(await this.sse.drained())) return
+          if (!(await this.sse.taken())) return
         }
       }
       if (page.next === undefined) break
@@ -189,24 +200,28 @@ export class StreamOfQuestion {
     const { provisioning } = this.deps
     const view = this.deps.views.status(this.query.what)
     const held = this.deps.views.held(this.query.what)
-    const batch = this.reads.changes(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
-    let next = parseCursor(batch.cursor)
+    const shared = this.reads.changes(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
+    const batch = shared.changes
+    let next = shared.next
     this.refused = false
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
     // Every change the view holds has been looked at: the next look starts after them, so that
     // writes the filter leaves out are not read again and again by a narrow stream.
     if (!batch.more && view.state === 'live' && !view.stale && view.revision > next.revision) next = { revision: view.revision, generation: next.generation }
-    for (const c of batch.changes) {
-      this.sse.send(c.type, c.json, formatCursor(c.revision, next.generation))
+    for (let i = 0; i < batch.changes.length; i++) {
+      const c = batch.changes[i] as Changes['changes'][number]
+      this.sse.send(c.type, c.json, shared.ids[i])
       this.position = { revision: c.revision, generation: next.generation }
-      if (!(await this.sse.drained())) return
+      // No turn of the loop while the socket takes what is written: a put reaches a thousand streams.
+      const taken = this.sse.taken()
+      if (taken !== true && !(await taken)) return
     }
     this.position = next
     if (synced !== undefined) {
       this.syncing = false
       this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)
-      await this.sse.drained()
+      await this.sse.taken()
     }
     if (batch.more) this.dirty = true
   }
