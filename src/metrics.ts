@@ -97,7 +97,7 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
   flag('mesh_provisioner_verb_serving', '1 while the verb (and discovery) is served, 0 while starting or after its subscription ended.', sources.verbServing)
   if (sources.maxStreams !== undefined) {
     const most = sources.maxStreams
-    new Gauge({ name: 'mesh_provisioner_event_streams_max', help: 'Event streams this instance opens at most (HTTP_MAX_STREAMS).', registers: [registry], collect () { this.set(most) } }) // eslint-disable-line no-new
+    new Gauge({ name: 'mesh_provisioner_event_streams_max', help: 'Event streams this instance opens at most: HTTP_MAX_STREAMS, or less when the open file limit lowers it (the warning at start says so).', registers: [registry], collect () { this.set(most) } }) // eslint-disable-line no-new
   }
   const lastWrites = sources.lastWrites
   if (lastWrites !== undefined) {

@@ -105,10 +105,17 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     const nc = await connectNats(config.nats, log)
     opened.push(async () => { if (!nc.isClosed()) await nc.close() })
     const js = nc.jetstream()
+    // Before the metrics: their streams' maximum is the bound in force, which the file limit may lower below HTTP_MAX_STREAMS.
+    const bound = connectionBound(config.http.maxStreams, config.http.maxWaits, fileLimit())
+    if (bound.lowered !== undefined) {
+      log.warn({ fileLimit: bound.lowered.fileLimit, maxConnections: bound.maxConnections, maxStreams: bound.maxStreams, maxWaits: bound.maxWaits },
+        'the open file limit (%d) cannot hold HTTP_MAX_STREAMS=%d and HTTP_MAX_WAITS=%d with room for other requests; holding %d streams and %d waits at most: raise the limit (ulimit -n) or lower them',
+        bound.lowered.fileLimit, config.http.maxStreams, config.http.maxWaits, bound.maxStreams, bound.maxWaits)
+    }
     const metrics = createMetrics(() => views, true, {
       ready: () => readiness({ views, writer, verb: () => verb() }).ready,
       verbServing: () => verb() === 'serving',
-      maxStreams: config.http.maxStreams,
+      maxStreams: bound.maxStreams,
       // Read from the views' per-node tallies at each scrape: one lookup a node.
       ...(config.metrics.nodeLastWrite ? { lastWrites: () => provisioning.overviews.lastWrites() } : {})
     })
@@ -139,12 +146,6 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     let verb = (): VerbState => 'starting'
     let tokens: readonly Token[] = config.http.tokens ?? []
     const tlsFiles = config.http.tls
-    const bound = connectionBound(config.http.maxStreams, config.http.maxWaits, fileLimit())
-    if (bound.lowered !== undefined) {
-      log.warn({ fileLimit: bound.lowered.fileLimit, maxConnections: bound.maxConnections, maxStreams: bound.maxStreams, maxWaits: bound.maxWaits },
-        'the open file limit (%d) cannot hold HTTP_MAX_STREAMS=%d and HTTP_MAX_WAITS=%d with room for other requests; holding %d streams and %d waits at most: raise the limit (ulimit -n) or lower them',
-        bound.lowered.fileLimit, config.http.maxStreams, config.http.maxWaits, bound.maxStreams, bound.maxWaits)
-    }
     const app = await buildApp({
       provisioning,
       views,

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { parse } from 'yaml'
+import { connectionBound } from '../src/http/holds.js'
+import { runMain } from './support/process.js'
 import { prometheusPresent, promtool } from './support/prometheus.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
@@ -98,6 +100,22 @@ describe('a live /metrics', () => {
     await vi.waitFor(async () => { expect(Number(await series()) * 1000).toBeGreaterThanOrEqual(before - 1000) }, { timeout: 5000, interval: 50 })
     await kv.delete('zed.gitea')
     await vi.waitFor(async () => { expect(await series()).toBeUndefined() }, { timeout: 5000, interval: 50 })
+  })
+
+  test('says the event streams the instance holds at most: the bound in force when the open file limit lowers HTTP_MAX_STREAMS', async () => {
+    // 600 files hold 300 streams and 100 waits with their headroom only in proportion: 210 streams (src/http/holds.ts).
+    const { maxStreams } = connectionBound(300, 100, 600)
+    expect(maxStreams).toBe(210)
+    const { proc, out } = runMain({ ...seeded.server.serviceEnv(), HTTP_MAX_STREAMS: '300', HTTP_MAX_WAITS: '100', LOG_LEVEL: 'info' }, { fileLimit: 600 })
+    try {
+      await expect.poll(out, { timeout: 15_000 }).toContain('mesh-provisioner serving')
+      expect(out()).toContain(`holding ${maxStreams} streams`)
+      const url = /"url":"(http:[^"]+)"/.exec(out())?.[1] as string
+      // The near-limit alert divides by this gauge: HTTP_MAX_STREAMS here would never let it fire.
+      expect(await (await fetch(`${url}/metrics`)).text()).toMatch(new RegExp(`^mesh_provisioner_event_streams_max ${maxStreams}$`, 'm'))
+    } finally {
+      proc.kill('SIGKILL')
+    }
   })
 
   test('leaves the node series out with METRICS_NODE_LAST_WRITE=false', async () => {

@@ -2,10 +2,15 @@
 
 import { spawn, type ChildProcess } from 'node:child_process'
 
-/** Starts the service with only `env` (and PATH), on a free HTTP port unless `env` says otherwise. */
-export function runMain (env: Record<string, string>): { proc: ChildProcess, out: () => string } {
+/**
+ * Starts the service with only `env` (and PATH), on a free HTTP port unless `env` says otherwise;
+ * `fileLimit` sets its open file limit, soft and hard (util-linux's prlimit), as `ulimit -n` would.
+ */
+export function runMain (env: Record<string, string>, { fileLimit }: { fileLimit?: number } = {}): { proc: ChildProcess, out: () => string } {
   let out = ''
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const node = [process.execPath, '--import', 'tsx', 'src/main.ts']
+  const [command, ...args] = fileLimit === undefined ? node : ['prlimit', `--nofile=${fileLimit}:${fileLimit}`, '--', ...node]
+  const proc = spawn(command as string, args, {
     env: { PATH: process.env['PATH'] ?? '', HTTP_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
