@@ -1,6 +1,7 @@
 // The mesh at a glance (SPEC §10) on both faces against a real nats-server: each module state
 // built by writing in a controlled order, nodes rows (a node named only by out-of-shape keys
-// too), facets' counts and revisions, paging, cuts, 404s and the refusals of a bad `by` or `state`.
+// too), facets' counts and revisions, several values a filter, `wait` with If-None-Match, paging,
+// cuts, 404s and the refusals of a bad `by` or `state`.
 
 import type { KV, NatsConnection } from 'nats'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
@@ -39,6 +40,18 @@ async function remove (what: Exclude<What, 'registry'>, key: string): Promise<vo
   await kv[what].delete(key)
   const last = (await kv[what].status()).streamInfo.state.last_seq
   await vi.waitFor(() => expect(running.views.byWhat[what].status().revision).toBeGreaterThanOrEqual(last), { timeout: 5000, interval: 10 })
+}
+
+/** Sends a request with `wait` and If-None-Match, and gives its answer to come once the service holds it (it asked to be woken by a change). */
+async function holding (path: string, etag: string): Promise<{ answer: Promise<Got> }> {
+  const changed = vi.spyOn(running.provisioning, 'changed')
+  try {
+    const answer = get(path, { 'if-none-match': etag })
+    await vi.waitFor(() => expect(changed, 'the request held').toHaveBeenCalled(), { timeout: 5000, interval: 5 })
+    return { answer }
+  } finally {
+    changed.mockRestore()
+  }
 }
 
 /** Both faces' answer to the same question, which must be the same bytes. */
@@ -112,6 +125,12 @@ describe('modules', () => {
     expect(JSON.parse(http.body).error).toMatchObject({ code: 'BAD_REQUEST', field: 'state', message: expect.stringContaining('unapplied, pending, applied, orphaned') })
   })
 
+  test('takes several values a filter, on both faces alike: a row is kept when its field is any of them', async () => {
+    const path = '/v1/modules?state=pending&state=orphaned&module=keycloak&module=mail&module=wireguard'
+    expect(states(await both(path, { what: 'modules', state: ['pending', 'orphaned'], module: ['keycloak', 'mail', 'wireguard'] }))).toEqual({ 'ace.mail': 'pending', 'ace.wireguard': 'orphaned' })
+    expect(Object.keys(states(await both('/v1/modules?node=ace&node=bob&module=keycloak&module=gitea', { what: 'modules', node: ['ace', 'bob'], module: ['keycloak', 'gitea'] })))).toEqual(['ace.gitea', 'ace.keycloak'])
+  })
+
   test('pages by <node>.<module> and cuts at the limit', async () => {
     const first = await both('/v1/modules?limit=2', { what: 'modules', limit: 2 }) as { next: string, cut: unknown, modules: unknown[] }
     expect(first).toMatchObject({ total: 4, next: 'ace.keycloak', cut: { reason: 'limit', omitted: 2 } })
@@ -142,6 +161,12 @@ describe('nodes', () => {
     const writes = running.provisioning.overviews.lastWrites()
     expect([...writes.keys()]).toEqual(['ace', 'cy'])
     expect(new Date(writes.get('ace') as number).toISOString()).toBe(doc.nodes[0]?.['updated'])
+  })
+
+  test('takes several nodes, on both faces alike', async () => {
+    const doc = await both('/v1/nodes?node=ace&node=cy', { what: 'nodes', node: ['ace', 'cy'] }) as { nodes: Array<{ node: string }> }
+    expect(doc).toMatchObject({ what: 'nodes', total: 2 })
+    expect(doc.nodes.map((n) => n.node)).toEqual(['ace', 'cy'])
   })
 
   test('dates a node by the latest write of its entries still there', async () => {
@@ -181,6 +206,33 @@ describe('wait with If-None-Match', () => {
     expect((await still).status).toBe(304)
     expect((await get('/v1/modules?wait=1s')).status).toBe(400)
   })
+
+  test.each([
+    { path: '/v1/needs/facets?by=kind&node=ace', elsewhere: ['needs', 'cy.loki.secret.s3'], change: ['needs', 'ace.mail.port.smtp'], shows: { values: [{ value: 'config' }, { value: 'port', count: 1 }, { value: 'secret' }] } },
+    // The orphaned module's applied entry written again: no row the pending modules show moves.
+    { path: '/v1/modules?state=pending', elsewhere: ['applied', 'ace.wireguard'], change: ['needs', 'ace.wireguard.secret.key'], shows: { modules: expect.arrayContaining([expect.objectContaining({ module: 'wireguard', needs: 1, state: 'pending' })]) } },
+    { path: '/v1/modules/ace/keycloak', elsewhere: ['needs', 'ace.mail.secret.other'], change: ['needs', 'ace.keycloak.secret.more'], shows: { module: 'keycloak', needs: 3, state: 'unapplied' } }
+  ] as const)('holds $path while a write elsewhere leaves it unchanged, answers 200 once one changes it, and 304 when the wait ends', async ({ path, elsewhere: [where, other], change: [what, key], shows }) => {
+    const wait = (ms: string): string => `${path}${path.includes('?') ? '&' : '?'}wait=${ms}`
+    const { etag, body } = await get(path)
+    const sent = Date.now()
+    const still = await holding(wait('1s'), etag as string)
+    await put(where, other)
+    expect(await still.answer).toEqual({ status: 304, etag, body: '' })
+    expect(Date.now() - sent, 'held to the end of the wait').toBeGreaterThanOrEqual(990)
+
+    const held = await holding(wait('10s'), etag as string)
+    await put(where, other, '{"again":true}')
+    await put(what, key)
+    const woken = await held.answer
+    expect(woken.status).toBe(200)
+    expect(woken.etag).not.toBe(etag)
+    expect(woken.body).not.toBe(body)
+    expect(woken).toEqual(await get(path))
+    expect(JSON.parse(woken.body)).toMatchObject(shows)
+    await remove(what, key)
+    if (where === 'needs') await remove(where, other)
+  })
 })
 
 describe('facets', () => {
@@ -194,6 +246,15 @@ describe('facets', () => {
     expect(after.values.find((v) => v.value === 'port')?.revision).toBeGreaterThanOrEqual(last)
     expect(after.values.find((v) => v.value === 'config')?.revision).toBeLessThan(last)
     await remove('needs', 'ace.mail.port.smtp')
+  })
+
+  test('counts the union of several nodes, on both faces alike: their entries, and the out-of-shape keys of any', async () => {
+    await put('needs', 'cy.loki.secret.s3')
+    const union = await both('/v1/needs/facets?by=kind&node=ace&node=cy', { what: 'needs', by: 'kind', node: ['ace', 'cy'] })
+    expect(union).toMatchObject({ by: 'kind', total: 2, outOfShape: 0, values: [{ value: 'config', count: 1 }, { value: 'secret', count: 4 }] })
+    // bob is named only by its out-of-shape key bob.gitea: it adds no value, and is counted.
+    expect(await both('/v1/needs/facets?by=kind&node=bob&node=ace', { what: 'needs', by: 'kind', node: ['bob', 'ace'] })).toMatchObject({ total: 2, outOfShape: 1, values: [{ value: 'config', count: 1 }, { value: 'secret', count: 3 }] })
+    await remove('needs', 'cy.loki.secret.s3')
   })
 
   test('sorts collections by their decoded names and pages them by value', async () => {
