@@ -6,6 +6,7 @@ import { FIELDS, fieldsOf, isDecoded, parseKey, shapeProblem, tokenOf, type What
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson, type EntriesRead } from './entry.js'
+import { indexValue, PrefixRuns, SEP, SetRuns } from './index-runs.js'
 import { KeyRange, KeyUnion, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
 import { Tally, type TallyRead } from './tally.js'
 
@@ -37,7 +38,6 @@ const INDEXES: Record<What, number[][]> = {
   collect: [[0], [1], [2], [0, 1]]
 }
 
-const SEP = '\u0000'
 const NONE: readonly number[] = []
 
 /**
@@ -67,19 +67,6 @@ function indexValues (positions: readonly number[], filter: FieldValues): readon
  */
 function isPrefix (what: What, positions: readonly number[]): boolean {
   return positions.length < FIELDS[what].length && positions.every((p, i) => p === i && !isDecoded(FIELDS[what][p] as string))
-}
-
-/** An entry's value in one index: the field itself, or the fields joined (no array per entry for one). */
-/** Whether two keys' fields hold the same values at `positions`: what their index values would say, without joining them. */
-function sameAt (a: readonly string[], b: readonly string[], positions: readonly number[]): boolean {
-  for (const p of positions) if (a[p] !== b[p]) return false
-  return true
-}
-
-function indexValue (fields: readonly string[], positions: readonly number[]): string {
-  if (positions.length === 1) return fields[positions[0] as number] as string
-  if (positions.length === 2) return `${fields[positions[0] as number] as string}${SEP}${fields[positions[1] as number] as string}`
-  return positions.map((p) => fields[p]).join(SEP)
 }
 
 /** One generation of a bucket's contents (a re-created bucket starts a new one). */
@@ -377,46 +364,18 @@ export class Contents {
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
   buildIndexes (): void {
     const { keys: sorted, slots } = this.entries.keys.sorted((slot) => this.entries.holds(slot))
-    // Each key read once for all indexes: at 300k keys the load's last step is on the clock.
-    const fields = sorted.map((key) => fieldsOf(this.what, key))
-    const keyRevisions = Float64Array.from(slots, (slot) => this.entries.revisionAt(slot))
     const keys = this.entries.keys
-    for (const positions of INDEXES[this.what]) {
-      if (isPrefix(this.what, positions)) {
-        // Keys in order come in runs of one value: one write of the revision a run.
-        const revisions = new Map<string, number>()
-        for (let i = 0; i < sorted.length;) {
-          const first = fields[i] as string[]
-          let revision = 0
-          for (; i < sorted.length && sameAt(fields[i] as string[], first, positions); i++) revision = Math.max(revision, keyRevisions[i] as number)
-          revisions.set(indexValue(first, positions), revision)
-        }
-        this.prefixes.set(positions, revisions)
-        continue
-      }
-      // Each set's members gathered, then held as slots. Keys in order come in runs of one value (one
-      // node's keys, one module's): the set of the key before is most often this key's too.
-      const members = new Map<string, { slots: number[], revision: number }>()
-      let last: string[] | undefined
-      let set: { slots: number[], revision: number } | undefined
-      for (let i = 0; i < sorted.length; i++) {
-        const have = fields[i] as string[]
-        if (set === undefined || !sameAt(have, last as string[], positions)) {
-          const value = indexValue(have, positions)
-          set = members.get(value)
-          if (!set) members.set(value, (set = { slots: [], revision: 0 }))
-          last = have
-        }
-        set.slots.push(slots[i] as number)
-        set.revision = Math.max(set.revision, keyRevisions[i] as number)
-      }
-      const byValue = new Map<string, SortedSlots>()
-      for (const [value, { slots, revision }] of members) {
-        const held = new SortedSlots(keys, Int32Array.from(slots))
-        held.revision = revision
-        byValue.set(value, held)
-      }
-      this.indexes.set(positions, byValue)
+    const filling = INDEXES[this.what].map((positions) => ({ positions, runs: isPrefix(this.what, positions) ? new PrefixRuns(positions) : new SetRuns(positions) }))
+    // Each key read once for every index: at 300k keys the load's last step is on the clock.
+    for (let i = 0; i < sorted.length; i++) {
+      const fields = fieldsOf(this.what, sorted[i] as string)
+      const slot = slots[i] as number
+      const revision = this.entries.revisionAt(slot)
+      for (const { runs } of filling) runs.add(fields, slot, revision)
+    }
+    for (const { positions, runs } of filling) {
+      if (runs instanceof PrefixRuns) this.prefixes.set(positions, runs.done())
+      else this.indexes.set(positions, runs.done(keys))
     }
     this.outOfShapeOrder = new SortedKeys([...this.outOfShapeHeld.keys()].sort())
     this.allKeys = new SortedSlots(keys, slots)
