@@ -112,6 +112,18 @@ describe('against a running service', () => {
     fits(schemaOf(op, `${what}${'by' in request ? 'Facets' : 'Answer'}`, 'payload', true), reply.body, 'answer')
   })
 
+  test.each([
+    ['needs', 'collection'],
+    ['applied', 'kind'],
+    ['registry', 'node']
+  ])('a %s request by %s, a field that bucket does not count, is outside its message as the verb refuses it', async (what, by) => {
+    const request = { what, by }
+    const validate = schemaOf(`answer${what[0]?.toUpperCase()}${what.slice(1)}`, `${what}Request`)
+    expect(validate(request)).toBe(false)
+    const reply = await askVerb(seeded.nc, request)
+    expect(reply.code).toBe(400)
+  })
+
   test('a refusal fits its message, headers and body', async () => {
     const msg = await seeded.nc.request('mesh-provisioner.provisioning', JSON.stringify({ what: 'needs', colour: 'red' }), { timeout: 5000 })
     const headers = Object.fromEntries(['Nats-Service-Error', 'Nats-Service-Error-Code'].map((h) => [h, msg.headers?.get(h)]))

@@ -150,7 +150,7 @@ export interface components {
                 data?: JsonValue;
             }[];
         };
-        /** @description A question about registry. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (RegistryFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A question about registry. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (RegistryFacets) instead of the entries; `by` does not combine with `since`. */
         RegistryRequest: {
             /**
              * @description The question: `registry` (the default: an empty payload asks it).
@@ -176,9 +176,10 @@ export interface components {
             since?: string;
             /**
              * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
-             * @example node
+             * @example kind
+             * @constant
              */
-            by?: "node" | "module" | "kind" | "collection" | "contributor";
+            by?: "kind";
         };
         /** @description The registry answer. */
         RegistryAnswer: {
@@ -298,7 +299,7 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about needs. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (NeedsFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A question about needs. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (NeedsFacets) instead of the entries; `by` does not combine with `since`. */
         NeedsRequest: {
             /**
              * @description The question: `needs`.
@@ -332,7 +333,7 @@ export interface components {
              * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
              * @example node
              */
-            by?: "node" | "module" | "kind" | "collection" | "contributor";
+            by?: "node" | "module" | "kind";
         };
         /** @description The needs answer. */
         NeedsAnswer: {
@@ -461,7 +462,7 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about applied. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (AppliedFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A question about applied. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (AppliedFacets) instead of the entries; `by` does not combine with `since`. */
         AppliedRequest: {
             /**
              * @description The question: `applied`.
@@ -491,7 +492,7 @@ export interface components {
              * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
              * @example node
              */
-            by?: "node" | "module" | "kind" | "collection" | "contributor";
+            by?: "node" | "module";
         };
         /** @description The applied answer. */
         AppliedAnswer: {
@@ -612,7 +613,7 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about collect. A field at its type's zero value (`""`, `null`, `0`) counts as not given. With `by` the answer is the facets (CollectFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A question about collect. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (CollectFacets) instead of the entries; `by` does not combine with `since`. */
         CollectRequest: {
             /**
              * @description The question: `collect`.
@@ -646,7 +647,7 @@ export interface components {
              * @description Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.
              * @example node
              */
-            by?: "node" | "module" | "kind" | "collection" | "contributor";
+            by?: "node" | "collection" | "contributor" | "module";
         };
         /** @description The collect answer. */
         CollectAnswer: {
@@ -771,7 +772,7 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about nodes. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        /** @description A question about nodes. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. */
         NodesRequest: {
             /**
              * @description The question: `nodes`.
@@ -838,7 +839,7 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about modules. A field at its type's zero value (`""`, `null`, `0`) counts as not given. */
+        /** @description A question about modules. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. */
         ModulesRequest: {
             /**
              * @description The question: `modules`.

@@ -9,7 +9,7 @@ import { Type } from 'typebox'
 import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { Answers, EntrySchemas, ErrorBody, Facets, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
+import { Answers, BY_DESCRIPTION, EntrySchemas, ErrorBody, FACET_BY, Facets, literals, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
 import { eventData, Live, Reset, Stale, Synced, type StreamEvent } from './event-schemas.js'
 
 /** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
@@ -33,11 +33,12 @@ const isBucket = (what: string): what is What => Object.hasOwn(BUCKETS, what)
 function requestOf (what: string, fields: readonly RequestField[]): TSchema {
   const literal = Type.Literal(what, { description: what === 'registry' ? 'The question: `registry` (the default: an empty payload asks it).' : `The question: \`${what}\`.` })
   const properties: Record<string, TSchema> = { what: what === 'registry' ? Type.Optional(literal) : literal }
-  const takes: readonly RequestField[] = isBucket(what) ? [...fields, 'by'] : fields
   // The verb's own field schemas (ProvisioningRequest is made of them): the document takes what its check takes.
-  for (const field of takes) properties[field] = Type.Optional(RequestFields[field])
+  for (const field of fields) properties[field] = Type.Optional(RequestFields[field])
+  // `by` narrowed to the fields this bucket counts (the verb refuses the others, naming these).
+  if (isBucket(what)) properties['by'] = Type.Optional(literals(what === 'collect' ? [...FACET_BY[what], 'module'] : FACET_BY[what], { description: BY_DESCRIPTION, examples: [FACET_BY[what][0]] }))
   const facets = isBucket(what) ? ` With \`by\` the answer is the facets (${capital(what)}Facets) instead of the entries; \`by\` does not combine with \`since\`.` : ''
-  return Type.Object(properties, { additionalProperties: false, description: `A question about ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`) counts as not given.${facets}` })
+  return Type.Object(properties, { additionalProperties: false, description: `A question about ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`, \`[]\`) counts as not given.${facets}` })
 }
 
 /** The micro error headers every refusal carries, with the codes the verb answers. */

@@ -36,6 +36,9 @@ export const FACET_BY = {
   collect: ['node', 'collection', 'contributor']
 } as const satisfies Record<What, readonly string[]>
 
+/** What `by` asks, for the verb's check and for each bucket's request in the AsyncAPI document. */
+export const BY_DESCRIPTION = 'Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.'
+
 /** The most distinct values one filter field may take (SPEC §4). */
 export const MAX_VALUES = 100
 
@@ -97,10 +100,7 @@ export const RequestFields = {
     examples: ['n1.gitea.secret.db-password']
   }),
   limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `At most this many entries (1 to ${MAX_LIMIT}).`, examples: [100] }),
-  by: Type.Union(['node', 'module', 'kind', 'collection', 'contributor'].map((f) => Type.Literal(f)), {
-    description: 'Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.',
-    examples: ['node']
-  }),
+  by: Type.Union(['node', 'module', 'kind', 'collection', 'contributor'].map((f) => Type.Literal(f)), { description: BY_DESCRIPTION, examples: ['node'] }),
   state: filterField('state'),
   since: Type.String({
     minLength: 1,
