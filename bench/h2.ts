@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { Child } from './child.js'
-import { FLOOR_SUBJECT, adminEnv, alternate, log, seconds, startServiceChild } from './measure.js'
+import { FLOOR_SUBJECT, adminEnv, alternate, log, rounds, seconds, startServiceChild } from './measure.js'
 import type { Row } from './table.js'
 
 const run = promisify(execFile)
@@ -84,7 +84,7 @@ export async function h2Rows (server: NatsServer, path: string): Promise<Row[]> 
     floor.send({ type: 'floor', body, headers, subject: FLOOR_SUBJECT, tls: { cert: await readFile(tls.cert, 'utf8'), key: await readFile(tls.key, 'utf8') } })
     const floorUrl = (await floor.next('floor')).url
     log('HTTP/2 throughput')
-    const [svc, bare] = await alternate(async () => await h2Load(`${url}${path}`), async () => await h2Load(`${floorUrl}/floor`))
+    const [svc, bare] = await alternate(async () => await h2Load(`${url}${path}`), async () => await h2Load(`${floorUrl}/floor`), rounds, true)
     return [{ what, service: svc, floor: bare, unit: 'req/s', goal: { higher: 0.8 } }]
   } finally {
     await floor.stop()

@@ -55,10 +55,14 @@ export const percentile = (xs: number[], p: number): number => [...xs].sort((a, 
 const began = performance.now()
 export const log = (text: string): void => { process.stderr.write(`bench ${((performance.now() - began) / 1000).toFixed(1)}s: ${text}\n`) }
 
-/** Runs `a` and `b` alternately `n` times; the median of each. */
-export async function alternate (a: () => Promise<number>, b: () => Promise<number>, n = rounds): Promise<[number, number]> {
+/** Runs `a` and `b` alternately `n` times (after a round of each not counted, when `warm`); the median of each. */
+export async function alternate (a: () => Promise<number>, b: () => Promise<number>, n = rounds, warm = false): Promise<[number, number]> {
   const as: number[] = []
   const bs: number[] = []
+  if (warm && !smallRun) {
+    // A round each, not counted: a process's first seconds under load are its JIT's (RESULTS.md).
+    log(`warm-up: ${(await a()).toFixed(0)} against ${(await b()).toFixed(0)}`)
+  }
   for (let r = 0; r < n; r++) {
     as.push(await a())
     bs.push(await b())

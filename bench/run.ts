@@ -198,13 +198,13 @@ async function main (): Promise<void> {
     if (gateway.status !== 200 || gateway.body !== answer) throw new Error(`GET ${needsPath} answers ${gateway.status}, other bytes than the verb: ${gateway.body.slice(0, 300)}`)
     if (measures('http')) {
       log('HTTP throughput')
-      const [service, bare] = await alternate(() => httpLoad(`${svcSmall.ready.url}${needsPath}`, svcSmall.child), () => httpLoad(`${floorUrl}/floor`, floor))
+      const [service, bare] = await alternate(() => httpLoad(`${svcSmall.ready.url}${needsPath}`, svcSmall.child), () => httpLoad(`${floorUrl}/floor`, floor), rounds, true)
       rows.push({ what, service, floor: bare, unit: 'req/s', goal: { higher: 0.8 } })
     }
 
     if (measures('bus')) {
       log('bus throughput')
-      const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload), () => busRate(small, FLOOR_SUBJECT, payload))
+      const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload), () => busRate(small, FLOOR_SUBJECT, payload), rounds, true)
       rows.push({ what: `bus: the same question, req/s, ${IN_FLIGHT} in flight`, service: busService, floor: busFloor, unit: 'req/s', goal: { higher: 0.9 } })
     }
 
@@ -335,7 +335,7 @@ function resultsPage (table: string, natsVersion: string): string {
     `Last full run of \`npm run bench\`: ${new Date().toISOString().slice(0, 10)}, ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}),`,
     `Node ${process.version}, nats-server ${natsVersion}, nats.js ${natsJsVersion()}.`,
     `The service signed in as ${serviceUser === 'admin' ? 'admin (no grants to check: --service-user admin)' : 'its least-privilege user of deploy/accounts.conf'}.`,
-    `Sizes ${smallKeys} and ${largeKeys} needs keys (${MODULES.length} modules a node, ${NEEDS_PER_MODULE} needs each); ${seconds} s per load run, ${rounds} alternating rounds, medians.`,
+    `Sizes ${smallKeys} and ${largeKeys} needs keys (${MODULES.length} modules a node, ${NEEDS_PER_MODULE} needs each); ${seconds} s per load run, ${rounds} alternating rounds, medians (the throughput rows after a round of each side not counted).`,
     'Figures come from a shared machine where other engineers run test suites: compare the ratios, not the absolute figures.',
     '',
     table,
