@@ -28,6 +28,12 @@ export const [smallKeys, largeKeys] = (args.keys ?? (smallRun ? '1000,3000' : '1
 export const hugeKeys = Number(args.huge ?? (smallRun ? 6000 : 3_000_000))
 export const seconds = Number(args.seconds ?? (smallRun ? 1 : 5))
 export const rounds = Number(args.rounds ?? (smallRun ? 1 : 3))
+/**
+ * Rounds of the rows whose median swung most between full runs with no change of theirs: the bus
+ * (the service ~16 % busy, the load's client and nats-server setting the pace) and the sweep (lags
+ * of a few ms at its end, equal on both sides in most rounds, one poll apart in others).
+ */
+export const noisyRounds = smallRun ? rounds : rounds + 2
 /** Event streams open at once on one node's filter (HTTP_MAX_STREAMS allows 1000 by default). */
 export const streamCount = Number(args.streams ?? (smallRun ? 20 : 1000))
 /** Which groups of rows to measure (`--only cold,memory`): a focused run while working on one goal. */

@@ -10,7 +10,7 @@ import { keyOf } from '../src/domain/wire/key-shapes.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { Child } from './child.js'
 import { sweepPuts, writeAll } from './mesh.js'
-import { CONSUMED_SUBJECT, SUBJECT, adminEnv, log, median, percentile, rounds } from './measure.js'
+import { CONSUMED_SUBJECT, SUBJECT, adminEnv, log, median, noisyRounds, percentile } from './measure.js'
 import type { Row } from './table.js'
 
 const utf8 = new TextEncoder()
@@ -41,7 +41,7 @@ export async function sweepRows (server: NatsServer, nc: NatsConnection, nodes: 
     const floors: number[] = []
     const probes: number[] = []
     const acks: number[] = []
-    for (let r = 0; r < rounds; r++) {
+    for (let r = 0; r < noisyRounds; r++) {
       prober.send({ type: 'probe', key: keyOf('needs', PROBE), node: PROBE.node, subject: SUBJECT })
       const started = performance.now()
       const { writes, lastAck, revision } = await writeAll(nc, sweepPuts(nodes, r))
