@@ -204,7 +204,7 @@ async function main (): Promise<void> {
 
     if (measures('bus')) {
       log('bus throughput')
-      const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload), () => busRate(small, FLOOR_SUBJECT, payload), noisyRounds, true)
+      const [busService, busFloor] = await alternate(() => busRate(small, SUBJECT, payload, svcSmall.child), () => busRate(small, FLOOR_SUBJECT, payload, floor), noisyRounds, true)
       rows.push({ what: `bus: the same question, req/s, ${IN_FLIGHT} in flight`, service: busService, floor: busFloor, unit: 'req/s', goal: { higher: 0.9 } })
     }
 
