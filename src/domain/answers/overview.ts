@@ -136,7 +136,12 @@ const MEMO_MAX = 65536
 /** Changes read to find the nodes they touched, at the most; past it every row is made again (a sweep touches them all). */
 const CHANGES_READ_MAX = 4096
 
-interface ModuleLine { module: string, state: ModuleState, json: string }
+/** A row as kept: its JSON and the JSON's UTF-8 length, measured once. */
+interface Line { json: string, bytes: number }
+
+const lineOf = (json: string): Line => ({ json, bytes: Buffer.byteLength(json) })
+
+interface ModuleLine extends Line { module: string, state: ModuleState }
 
 /** A number for each contents read, so that what was made from them can name them without holding them. */
 const ids = new WeakMap<Contents, number>()
@@ -153,7 +158,7 @@ function idOf (c: Contents): number {
  * costs no look at any other node.
  */
 class Rows {
-  private readonly nodeRows = new Map<string, string | undefined>()
+  private readonly nodeRows = new Map<string, Line | undefined>()
   private readonly moduleRows = new Map<string, ModuleLine[]>()
   /** Per bucket, the contents (by id: rows keep no contents alive) and revision the rows are of. */
   private readonly seen = new Map<Contents['what'], { contents: number, revision: number }>()
@@ -171,20 +176,21 @@ class Rows {
     return nodes
   }
 
-  nodeRow (mesh: Mesh, node: string): string | undefined {
+  nodeRow (mesh: Mesh, node: string): Line | undefined {
     this.refresh(mesh)
     if (this.nodeRows.has(node)) return this.nodeRows.get(node)
     const json = nodeJson(mesh, node)
+    const line = json === undefined ? undefined : lineOf(json)
     if (this.nodeRows.size >= MEMO_MAX) this.nodeRows.clear()
-    this.nodeRows.set(node, json)
-    return json
+    this.nodeRows.set(node, line)
+    return line
   }
 
   moduleLines (mesh: Mesh, node: string): ModuleLine[] {
     this.refresh(mesh)
     const kept = this.moduleRows.get(node)
     if (kept !== undefined) return kept
-    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, json: moduleJson(node, m.module, m.needs, m.applied, m.state) }))
+    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, ...lineOf(moduleJson(node, m.module, m.needs, m.applied, m.state)) }))
     if (this.moduleRows.size >= MEMO_MAX) this.moduleRows.clear()
     this.moduleRows.set(node, lines)
     return lines
@@ -251,7 +257,7 @@ function readState (views: AnsweredViews, query: OverviewQuery): string {
 function nodesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied, mesh.collect)) {
-      if (keeps(query.filter, 'node', node)) yield { key: node, json: () => memo.nodeRow(mesh, node) as string }
+      if (keeps(query.filter, 'node', node)) yield { key: node, json: () => (memo.nodeRow(mesh, node) as Line).json, bytes: () => (memo.nodeRow(mesh, node) as Line).bytes }
     }
   }
   const after = query.after
@@ -266,7 +272,7 @@ function modulesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: num
     for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
       for (const m of memo.moduleLines(mesh, node)) {
-        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json }
+        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json, bytes: () => m.bytes }
       }
     }
   }
@@ -339,9 +345,9 @@ export function createOverviews (views: AnsweredViews): Overviews {
     },
     node (node) {
       const query: OverviewQuery = { what: 'nodes', filter: { node: [node] } }
-      const json = memo.nodeRow(read(views, bucketsOf(query)), node)
-      if (json === undefined) throw noNode(node)
-      return { json, tag: digest(json) }
+      const line = memo.nodeRow(read(views, bucketsOf(query)), node)
+      if (line === undefined) throw noNode(node)
+      return { json: line.json, tag: digest(line.json) }
     },
     module (node, module) {
       const query: OverviewQuery = { what: 'modules', filter: { node: [node], module: [module] } }

@@ -5,6 +5,8 @@
 export interface Row {
   readonly key: string
   json: () => string
+  /** The JSON's UTF-8 length, where the row keeps it: an answer of kept rows measures none of them again. */
+  bytes?: () => number
 }
 
 export interface Page {
@@ -32,7 +34,7 @@ export function pageOf (rows: Iterable<Row>, after: ((row: Row) => boolean) | un
     if (after !== undefined && !after(row)) continue
     if (cut === undefined) {
       const json = row.json()
-      const bytes = Buffer.byteLength(json) + 1
+      const bytes = (row.bytes?.() ?? Buffer.byteLength(json)) + 1
       // bounds `,"next":…,"cut":{…}` for any key
       const tail = 66 + 6 * row.key.length
       if (taken.length >= limit) cut = 'limit'
