@@ -265,15 +265,17 @@ export class Contents {
       this.changeOutOfShape(key, revision, put, held?.reason)
       return slot ?? this.otherNumber(key)
     }
-    // While a load reads the bucket no index is built yet: the key's shape is checked, not read.
-    const problem = shapeProblem(this.what, key)
+    // Indexed, the key is read once for its shape and its index values; while a load reads the
+    // bucket no index is built yet, so its shape is only checked.
+    const parsed = this.indexed ? parseKey(this.what, key) : undefined
+    const problem = parsed === undefined ? shapeProblem(this.what, key) : parsed.ok ? undefined : parsed.reason
     if (problem !== undefined) {
       this.changeOutOfShape(key, revision, put, problem)
       return this.otherNumber(key)
     }
     const added = this.held.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
     this.counts?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
-    if (this.indexed) this.index(fieldsOf(this.what, key), revision, (set) => set.add(key, added))
+    if (parsed?.ok === true) this.index(parsed.values, revision, (set) => set.add(key, added))
     return added
   }
 
