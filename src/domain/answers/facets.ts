@@ -56,7 +56,7 @@ export function facetsJson (asked: FacetsAsked, n: Narrowing): string {
   const rows = function * (): Generator<Row> {
     for (const value of sortedValues(values.keys(), decoded)) {
       const c = values.get(value) as Counted
-      yield { key: value, json: () => `{"value":${JSON.stringify(value)},"count":${c.count},"revision":${c.revision}}` }
+      yield { key: value, line: () => ({ json: `{"value":${JSON.stringify(value)},"count":${c.count},"revision":${c.revision}}` }) }
     }
   }
   const past = after === undefined ? undefined : (row: Row) => Buffer.compare(Buffer.from(row.key), after) > 0

@@ -11,7 +11,7 @@ import type { Contents } from '../store/contents.js'
 import { compareInstants, type Group, type Instant, type NodeTally } from '../store/tally.js'
 import type { AnsweredViews } from './port.js'
 import { Answer, answerCache, type AskOptions } from './provisioning.js'
-import { pageOf, type Row } from './pages.js'
+import { pageOf, type Line, type Row } from './pages.js'
 import { defined } from '../defined.js'
 
 /** The refusal of a node no key names. */
@@ -137,11 +137,11 @@ const MEMO_MAX = 65536
 const CHANGES_READ_MAX = 4096
 
 /** A row as kept: its JSON and the JSON's UTF-8 length, measured once. */
-interface Line { json: string, bytes: number }
+interface Kept extends Line { readonly bytes: number }
 
-const lineOf = (json: string): Line => ({ json, bytes: Buffer.byteLength(json) })
+const keptOf = (json: string): Kept => ({ json, bytes: Buffer.byteLength(json) })
 
-interface ModuleLine extends Line { module: string, state: ModuleState }
+interface ModuleLine extends Kept { module: string, state: ModuleState }
 
 /** A number for each contents read, so that what was made from them can name them without holding them. */
 const ids = new WeakMap<Contents, number>()
@@ -158,7 +158,7 @@ function idOf (c: Contents): number {
  * costs no look at any other node.
  */
 class Rows {
-  private readonly nodeRows = new Map<string, Line | undefined>()
+  private readonly nodeRows = new Map<string, Kept | undefined>()
   private readonly moduleRows = new Map<string, ModuleLine[]>()
   /** Per bucket, the contents (by id: rows keep no contents alive) and revision the rows are of. */
   private readonly seen = new Map<Contents['what'], { contents: number, revision: number }>()
@@ -176,11 +176,11 @@ class Rows {
     return nodes
   }
 
-  nodeRow (mesh: Mesh, node: string): Line | undefined {
+  nodeRow (mesh: Mesh, node: string): Kept | undefined {
     this.refresh(mesh)
     if (this.nodeRows.has(node)) return this.nodeRows.get(node)
     const json = nodeJson(mesh, node)
-    const line = json === undefined ? undefined : lineOf(json)
+    const line = json === undefined ? undefined : keptOf(json)
     if (this.nodeRows.size >= MEMO_MAX) this.nodeRows.clear()
     this.nodeRows.set(node, line)
     return line
@@ -190,7 +190,7 @@ class Rows {
     this.refresh(mesh)
     const kept = this.moduleRows.get(node)
     if (kept !== undefined) return kept
-    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, ...lineOf(moduleJson(node, m.module, m.needs, m.applied, m.state)) }))
+    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, ...keptOf(moduleJson(node, m.module, m.needs, m.applied, m.state)) }))
     if (this.moduleRows.size >= MEMO_MAX) this.moduleRows.clear()
     this.moduleRows.set(node, lines)
     return lines
@@ -257,7 +257,7 @@ function readState (views: AnsweredViews, query: OverviewQuery): string {
 function nodesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied, mesh.collect)) {
-      if (keeps(query.filter, 'node', node)) yield { key: node, json: () => (memo.nodeRow(mesh, node) as Line).json, bytes: () => (memo.nodeRow(mesh, node) as Line).bytes }
+      if (keeps(query.filter, 'node', node)) yield { key: node, line: () => memo.nodeRow(mesh, node) as Kept }
     }
   }
   const after = query.after
@@ -272,7 +272,7 @@ function modulesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: num
     for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
       for (const m of memo.moduleLines(mesh, node)) {
-        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: () => m.json, bytes: () => m.bytes }
+        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, line: () => m }
       }
     }
   }

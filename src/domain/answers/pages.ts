@@ -2,11 +2,16 @@
 // counted whole, paged after a row, cut at `limit` or at the answer's room, the way lists are.
 
 /** A row in answer order: `key` is what `next` names it by. */
+/** A row's JSON, and its UTF-8 length where the row keeps it: an answer of kept rows measures none of them again. */
+export interface Line {
+  readonly json: string
+  readonly bytes?: number
+}
+
 export interface Row {
   readonly key: string
-  json: () => string
-  /** The JSON's UTF-8 length, where the row keeps it: an answer of kept rows measures none of them again. */
-  bytes?: () => number
+  /** Made only for the rows the page takes. */
+  line: () => Line
 }
 
 export interface Page {
@@ -33,8 +38,8 @@ export function pageOf (rows: Iterable<Row>, after: ((row: Row) => boolean) | un
     total++
     if (after !== undefined && !after(row)) continue
     if (cut === undefined) {
-      const json = row.json()
-      const bytes = (row.bytes?.() ?? Buffer.byteLength(json)) + 1
+      const { json, bytes: kept } = row.line()
+      const bytes = (kept ?? Buffer.byteLength(json)) + 1
       // bounds `,"next":…,"cut":{…}` for any key
       const tail = 66 + 6 * row.key.length
       if (taken.length >= limit) cut = 'limit'
