@@ -88,6 +88,11 @@ export async function startServiceChild (server: NatsServer, env: Record<string,
   return { child, ready: await child.next('ready') }
 }
 
+/** Logs the CPU a request cost `child` since `before` (its cpuMicros then), over `requests` answered. */
+function logCpu (child: Child, before: number, requests: number): void {
+  log(`${child.name}: ${((child.cpuMicros() - before) / requests).toFixed(1)} µs of CPU a request`)
+}
+
 /** req/s of `url` under load; logs the CPU a request cost `server` (a process stuck in a slower mode shows there first). */
 export async function httpLoad (url: string, server: Child): Promise<number> {
   const cpuBefore = server.cpuMicros()
@@ -105,8 +110,7 @@ export async function httpLoad (url: string, server: Child): Promise<number> {
   // With --warmup, autocannon prints the warmup's result first: the run's is the last line.
   const runs = out.trim().split('\n').map((line) => JSON.parse(line) as { requests: { average: number, total: number }, non2xx: number, errors: number })
   const r = runs.at(-1) as typeof runs[number]
-  const answered = runs.reduce((sum, run) => sum + run.requests.total, 0)
-  log(`${server.name}: ${((server.cpuMicros() - cpuBefore) / answered).toFixed(1)} µs of CPU a request`)
+  logCpu(server, cpuBefore, runs.reduce((sum, run) => sum + run.requests.total, 0))
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
   return r.requests.average
 }
@@ -117,7 +121,7 @@ export async function busRate (server: NatsServer, subject: string, payload: str
   const r = await busLoad(adminEnv(server), { subject, payloads: Array.isArray(payload) ? payload : [payload], inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
   if (r.errors > 0) throw new Error(`${subject}: ${r.errors} error replies under load`)
   // The warm-up's requests are not counted: taken at the run's pace, as the CPU covers them too.
-  if (answering !== undefined) log(`${answering.name}: ${((answering.cpuMicros() - cpuBefore) / (r.rps * seconds * 1.2)).toFixed(1)} µs of CPU a request`)
+  if (answering !== undefined) logCpu(answering, cpuBefore, r.rps * seconds * 1.2)
   return r.rps
 }
 

@@ -35,9 +35,9 @@ async function afterChange (url: string, nc: NatsConnection): Promise<{ changed:
   const n = smallRun ? 20 : 200
   const times: number[] = []
   const cachedTimes: number[] = []
+  const asked = utf8.encode(JSON.stringify(QUESTION))
   for (let i = 0; i < n; i++) {
     const revision = await kv.put(keyOf('needs', { node: QUESTION.node, module: QUESTION.module, kind: 'port', name: `port-${i % 10}` }), JSON.stringify({ wanted: 7000 + i }))
-    const asked = utf8.encode(JSON.stringify(QUESTION))
     for (;;) {
       const m = await nc.request(SUBJECT, asked, { timeout: 10_000 })
       if (Number(/"revision":(\d+)/.exec(new TextDecoder().decode(m.data.subarray(0, 200)))?.[1]) >= revision) break
