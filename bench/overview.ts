@@ -5,6 +5,7 @@ import type { NatsConnection } from 'nats'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import { QUESTION } from './mesh.js'
 import { SUBJECT, alternate, httpBody, log, median, p50, smallRun } from './measure.js'
+import { revisionIn } from './revision.js'
 import type { Row } from './table.js'
 
 const utf8 = new TextEncoder()
@@ -40,7 +41,7 @@ async function afterChange (url: string, nc: NatsConnection): Promise<{ changed:
     const revision = await kv.put(keyOf('needs', { node: QUESTION.node, module: QUESTION.module, kind: 'port', name: `port-${i % 10}` }), JSON.stringify({ wanted: 7000 + i }))
     for (;;) {
       const m = await nc.request(SUBJECT, asked, { timeout: 10_000 })
-      if (Number(/"revision":(\d+)/.exec(new TextDecoder().decode(m.data.subarray(0, 200)))?.[1]) >= revision) break
+      if (revisionIn(m.data) >= revision) break
     }
     const t = performance.now()
     await httpBody(`${url}/v1/nodes`)

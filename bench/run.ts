@@ -18,6 +18,7 @@ import { h2Rows } from './h2.js'
 import { keptMesh, natsServerVersion } from './huge.js'
 import { MODULES, NEEDS_PER_MODULE, ONE_NEED, QUESTION, nodesFor, seedMesh } from './mesh.js'
 import { overviewRows } from './overview.js'
+import { revisionIn } from './revision.js'
 import { sweepRows } from './sweep.js'
 import { openStreams, StreamRefused } from './streams.js'
 import { formatTable, type Row } from './table.js'
@@ -33,7 +34,7 @@ async function putToVisible (nc: NatsConnection, n: number): Promise<number[]> {
     const revision = await kv.put(key, JSON.stringify({ wanted: 9000 + i, proto: 'tcp' }))
     for (;;) {
       const m = await nc.request(SUBJECT, payload, { timeout: 5000 })
-      const seen = Number(/"revision":(\d+)/.exec(new TextDecoder().decode(m.data.subarray(0, 200)))?.[1])
+      const seen = revisionIn(m.data)
       if (seen >= revision) break
     }
     times.push(performance.now() - started)

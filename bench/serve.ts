@@ -9,6 +9,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { connect, consumerOpts, type KV, type KvEntry, type QueuedIterator } from 'nats'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
+import { revisionIn } from './revision.js'
 
 /** What a process holds (bytes): its RSS, and of it the V8 heap's used and committed bytes and the memory outside it. */
 export interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number }
@@ -225,7 +226,7 @@ async function probe (): Promise<void> {
     if (msg.type !== 'probe') return
     told.enough = false
     const question = new TextEncoder().encode(JSON.stringify({ what: 'needs', node: msg.node }))
-    const revisionOf = async (): Promise<number> => Number(/"revision":(\d+)/.exec((await nc.request(msg.subject, question, { timeout: 10_000 })).string().slice(0, 200))?.[1])
+    const revisionOf = async (): Promise<number> => revisionIn((await nc.request(msg.subject, question, { timeout: 10_000 })).data)
     const visible: number[] = []
     const acked: number[] = []
     for (let i = 0; i === 0 || !told.enough; i++) {

@@ -11,6 +11,7 @@ import type { NatsServer } from '../testkit/nats-server.js'
 import { Child } from './child.js'
 import { sweepPuts, writeAll } from './mesh.js'
 import { CONSUMED_SUBJECT, SUBJECT, adminEnv, log, median, noisyRounds, percentile } from './measure.js'
+import { revisionIn } from './revision.js'
 import type { Row } from './table.js'
 
 const utf8 = new TextEncoder()
@@ -19,7 +20,7 @@ const PROBE = { node: 'probe-node', module: 'gitea', kind: 'port', name: 'probe'
 /** The revision `subject` answers to `question`. */
 async function revisionOf (nc: NatsConnection, question: object, subject = SUBJECT): Promise<number> {
   const m = await nc.request(subject, utf8.encode(JSON.stringify(question)), { timeout: 10_000 })
-  return Number(/"revision":(\d+)/.exec(new TextDecoder().decode(m.data.subarray(0, 200)))?.[1])
+  return revisionIn(m.data)
 }
 
 /** Asks until the answer `subject` gives about every needs key reflects `revision`; the ms since the last ack it took. */
