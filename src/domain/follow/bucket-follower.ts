@@ -255,7 +255,10 @@ export class BucketFollower {
       const reload = c?.indexed === true ? whyReload(c, created, lastSeq) ?? this.current?.reread : undefined
       if (reload) this.log.warn({ bucket: this.bucket }, 'bucket %s; reloading it and answering from what was held, as stale, until the reload is complete', reload)
       const resume = c?.indexed === true && reload === undefined
-      await this.follow(resume ? c : Contents.sized(this.what, created, messages), resume ? c.revision + 1 : undefined, endsAt, onePerKey, counted)
+      // Sized for the load only where a message is a key or a marker: a bucket keeping history
+      // holds several messages a key, and a table sized for them would hold that many empty cells.
+      const fresh = (): Contents => onePerKey ? Contents.sized(this.what, created, messages) : new Contents(this.what, created)
+      await this.follow(resume ? c : fresh(), resume ? c.revision + 1 : undefined, endsAt, onePerKey, counted)
       await this.pause(this.stopped ? 0 : 50)
     }
   }
