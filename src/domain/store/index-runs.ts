@@ -29,7 +29,7 @@ export interface IndexRuns {
 
 /** A prefix index (its keys are a range of all keys): the last revision of each value. */
 export class PrefixRuns implements IndexRuns {
-  readonly revisions = new Map<string, number>()
+  private readonly revisions = new Map<string, number>()
   private run: readonly string[] | undefined
   private revision = 0
 
