@@ -108,6 +108,10 @@ function follow (self) {
   const nodes = self.nodes === '*' ? 'every node' : `${self.nodes.length === 1 ? 'node' : 'nodes'} ${self.nodes.join(', ')}`
   $('reader').textContent = self.name === null ? '' : `Reading as ${self.name}: ${nodes}`
   stop()
+  // What another token read is not shown while this one's snapshot comes.
+  nodesTable.draw(new Map(), { all: true, keys: new Set() })
+  bodyOf('waiting').replaceChildren()
+  $('summary').replaceChildren()
   streams = {
     nodes: rowsOf('/v1/nodes/events', []),
     waiting: rowsOf('/v1/modules/events', [['state', 'pending'], ['state', 'unapplied']])
@@ -172,8 +176,10 @@ function pick () {
 }
 
 window.addEventListener('hashchange', () => {
+  // Closed from inside the node's section (its link goes away with it): the focus goes to the nodes.
+  const fromPicked = $('picked').contains(document.activeElement) || document.activeElement === document.body
   pick()
-  if (pickedNode() === undefined && document.activeElement === document.body) $('nodes-heading').focus()
+  if (pickedNode() === undefined && fromPicked) $('nodes-heading').focus()
 })
 
 /** Draws at the next frame what changed since the last. */
