@@ -138,7 +138,7 @@ describe.skipIf(!chromiumPresent)('the page at GET / in Chromium', () => {
     await page.locator('#nodes-heading').focus()
     // Tab through the real links of the table to g14's.
     for (let i = 0; i < 20 && await page.evaluate(() => (globalThis as any).document.activeElement?.textContent) !== 'g14'; i++) await page.keyboard.press('Tab')
-    const link = page.getByRole('link', { name: 'g14', exact: true }).first()
+    const link = page.locator('#nodes').getByRole('link', { name: 'g14', exact: true })
     expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('g14')
     // A visible focus: the outline the page draws around what has it.
     expect(await page.evaluate(() => {
