@@ -44,13 +44,14 @@ async function remove (what: Exclude<What, 'registry'>, key: string): Promise<vo
 
 /** Sends a request with `wait` and If-None-Match, and gives its answer to come once the service holds it (it asked to be woken by a change). */
 async function holding (path: string, etag: string): Promise<{ answer: Promise<Got> }> {
-  const changed = vi.spyOn(running.provisioning, 'changed')
+  // A bucket's answers wait through the bucket's waiters, the nodes' and modules' through their own.
+  const changed = [vi.spyOn(running.provisioning, 'changed'), vi.spyOn(running.provisioning.overviews, 'changed')]
   try {
     const answer = get(path, { 'if-none-match': etag })
-    await vi.waitFor(() => expect(changed, 'the request held').toHaveBeenCalled(), { timeout: 5000, interval: 5 })
+    await vi.waitFor(() => expect(changed.some((spy) => spy.mock.calls.length > 0), 'the request held').toBe(true), { timeout: 5000, interval: 5 })
     return { answer }
   } finally {
-    changed.mockRestore()
+    for (const spy of changed) spy.mockRestore()
   }
 }
 
@@ -155,7 +156,7 @@ describe('nodes', () => {
     expect(doc).toMatchObject({ what: 'nodes', stale: false, total: 3 })
     expect(doc.nodes.map((n) => n['node'])).toEqual(['ace', 'bob', 'cy'])
     expect(doc.nodes[0]).toMatchObject({ node: 'ace', needs: 4, applied: 3, collect: 3, outOfShape: 0, modules: { applied: 0, pending: 2, unapplied: 1, orphaned: 1 } })
-    expect(doc.nodes[1]).toEqual({ node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 1, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } })
+    expect(doc.nodes[1]).toEqual({ node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 1, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 }, waiting: 0, waitingSince: null, unanswered: 0 })
     expect(doc.nodes[2]).toMatchObject({ node: 'cy', collect: 1, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } })
     // What a per-node last-write gauge reads: the same moment as the row, none for a node without entries.
     const writes = running.provisioning.overviews.lastWrites()

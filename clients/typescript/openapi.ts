@@ -1111,6 +1111,12 @@ export interface components {
                     /** @description Its modules in state `orphaned`. */
                     orphaned: number;
                 };
+                /** @description Its needs not yet applied: the sum of its modules' `waiting`. */
+                waiting: number;
+                /** @description The earliest `waitingSince` of its modules (at the precision NATS gives, nanoseconds): how long something on it has waited; null when nothing waits. */
+                waitingSince: string | null;
+                /** @description Its needs of a kind that no entry of the registry answers: the sum of its modules' `unanswered`. */
+                unanswered: number;
             }[];
             /** @description Present when cut: the node to pass as `after` to continue. */
             next?: string;
@@ -1155,6 +1161,12 @@ export interface components {
                 } | null;
                 /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
                 state: "unapplied" | "pending" | "applied" | "orphaned";
+                /** @description How many of its needs are not yet applied: every need when `unapplied`, those written after the applied entry when `pending`, 0 otherwise. */
+                waiting: number;
+                /** @description The earliest write among the needs that wait (how long the module has waited, as far as the entries still there tell); null when none waits. It holds no "now": it changes only when a write changes it. */
+                waitingSince: string | null;
+                /** @description How many of its needs are of a kind that no entry of the registry answers: such a need stands asked, since no domain will provide it. A registry write that adds or removes a kind moves it. */
+                unanswered: number;
             }[];
             /** @description Present when cut: the `<node>.<module>` to pass as `after` to continue. */
             next?: string;
@@ -1191,8 +1203,14 @@ export interface components {
                 /** @description Its modules in state `orphaned`. */
                 orphaned: number;
             };
+            /** @description Its needs not yet applied: the sum of its modules' `waiting`. */
+            waiting: number;
+            /** @description The earliest `waitingSince` of its modules (at the precision NATS gives, nanoseconds): how long something on it has waited; null when nothing waits. */
+            waitingSince: string | null;
+            /** @description Its needs of a kind that no entry of the registry answers: the sum of its modules' `unanswered`. */
+            unanswered: number;
         };
-        /** @description One module on one node, with its provisioning state. */
+        /** @description One module on one node, with its provisioning state, and what keeps it from `applied` since when. */
         ModuleRow: {
             /** @description The node. */
             node: string;
@@ -1214,6 +1232,12 @@ export interface components {
             } | null;
             /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
             state: "unapplied" | "pending" | "applied" | "orphaned";
+            /** @description How many of its needs are not yet applied: every need when `unapplied`, those written after the applied entry when `pending`, 0 otherwise. */
+            waiting: number;
+            /** @description The earliest write among the needs that wait (how long the module has waited, as far as the entries still there tell); null when none waits. It holds no "now": it changes only when a write changes it. */
+            waitingSince: string | null;
+            /** @description How many of its needs are of a kind that no entry of the registry answers: such a need stands asked, since no domain will provide it. A registry write that adds or removes a kind moves it. */
+            unanswered: number;
         };
         /** @description Every refusal, on the bus and over HTTP. */
         ErrorBody: {
@@ -3401,7 +3425,10 @@ export interface operations {
                      *             "pending": 1,
                      *             "unapplied": 1,
                      *             "orphaned": 0
-                     *           }
+                     *           },
+                     *           "waiting": 3,
+                     *           "waitingSince": "2026-11-29T09:12:00.000000001Z",
+                     *           "unanswered": 1
                      *         },
                      *         {
                      *           "node": "bob",
@@ -3415,7 +3442,10 @@ export interface operations {
                      *             "pending": 0,
                      *             "unapplied": 0,
                      *             "orphaned": 0
-                     *           }
+                     *           },
+                     *           "waiting": 0,
+                     *           "waitingSince": null,
+                     *           "unanswered": 0
                      *         }
                      *       ],
                      *       "next": "bob",
@@ -3574,7 +3604,10 @@ export interface operations {
                      *             "revision": 12,
                      *             "updated": "2026-11-29T09:40:00.123456789Z"
                      *           },
-                     *           "state": "pending"
+                     *           "state": "pending",
+                     *           "waiting": 1,
+                     *           "waitingSince": "2026-11-29T09:41:12.345678901Z",
+                     *           "unanswered": 0
                      *         },
                      *         {
                      *           "node": "g14",
@@ -3582,7 +3615,10 @@ export interface operations {
                      *           "needs": 2,
                      *           "needsUpdated": "2026-11-29T09:12:00.000000001Z",
                      *           "applied": null,
-                     *           "state": "unapplied"
+                     *           "state": "unapplied",
+                     *           "waiting": 2,
+                     *           "waitingSince": "2026-11-29T09:12:00.000000001Z",
+                     *           "unanswered": 1
                      *         }
                      *       ]
                      *     }
@@ -3730,7 +3766,10 @@ export interface operations {
                      *         "pending": 1,
                      *         "unapplied": 1,
                      *         "orphaned": 0
-                     *       }
+                     *       },
+                     *       "waiting": 3,
+                     *       "waitingSince": "2026-11-29T09:12:00.000000001Z",
+                     *       "unanswered": 1
                      *     }
                      */
                     "application/json": components["schemas"]["NodeRow"];
@@ -3895,7 +3934,10 @@ export interface operations {
                      *         "revision": 12,
                      *         "updated": "2026-11-29T09:40:00.123456789Z"
                      *       },
-                     *       "state": "pending"
+                     *       "state": "pending",
+                     *       "waiting": 1,
+                     *       "waitingSince": "2026-11-29T09:41:12.345678901Z",
+                     *       "unanswered": 0
                      *     }
                      */
                     "application/json": components["schemas"]["ModuleRow"];

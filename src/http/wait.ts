@@ -40,9 +40,13 @@ export type Waiting =
     ms: number
     /** The ETag the answer would carry now (it throws as the route would refuse). */
     etag: () => string
+  } & ({
     /** The questions whose changes may move the ETag: only those look at the request. */
     moves: () => readonly Query[]
-  }
+  } | {
+    /** Resolves when a change may have moved the ETag (or after `ms`, or on `signal`): for answers that span buckets. */
+    changed: (ms: number, signal: AbortSignal) => Promise<void>
+  })
 
 export interface WaitDeps {
   provisioning: Provisioning
@@ -92,7 +96,7 @@ export async function hold (request: FastifyRequest, reply: FastifyReply, deps: 
       await deps.provisioning.changed([waiting.since], waiting.ms, gone.signal)
     } else {
       // A change that leaves the ETag as it was (a conservative wake) holds the request again.
-      do await deps.provisioning.changed(waiting.moves(), until - Date.now(), gone.signal)
+      do await ('changed' in waiting ? waiting.changed(until - Date.now(), gone.signal) : deps.provisioning.changed(waiting.moves(), until - Date.now(), gone.signal))
       while (!gone.signal.aborted && Date.now() < until && unchanged())
     }
   } finally {

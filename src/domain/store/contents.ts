@@ -135,7 +135,7 @@ export class Contents {
     this.outOfShapeAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
     this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
-    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens))
+    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens), what === 'needs')
   }
 
   /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
