@@ -87,7 +87,7 @@ describe('live rows', () => {
     const pending = await follow('/v1/modules/events?state=pending')
     const all = await follow('/v1/modules/events')
     const nodes = await follow('/v1/nodes/events')
-    const starts = await Promise.all([pending, all, nodes].map(async (s) => await untilEvent(s, isSynced)))
+    const starts = await Promise.all([pending, all, nodes].map(async (s) => await untilEvent(s, isSynced))) as [number, number, number]
     // A need after bob's applied entry: nothing yet (bob.gitea is unapplied, then applied when its entry comes).
     await put('applied', 'bob.gitea')
     const bobApplied = await untilEvent(all, (e) => e.event === 'put' && data(e).node === 'bob', starts[1])
