@@ -117,7 +117,8 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       verbServing: () => verb() === 'serving',
       maxStreams: bound.maxStreams,
       // Read from the views' per-node tallies at each scrape: one lookup a node.
-      ...(config.metrics.nodeLastWrite ? { lastWrites: () => provisioning.overviews.lastWrites() } : {})
+      ...(config.metrics.nodeLastWrite ? { lastWrites: () => provisioning.overviews.lastWrites() } : {}),
+      totals: () => provisioning.overviews.totals()
     })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the

@@ -48,12 +48,12 @@ describe('the Grafana dashboard', () => {
     expect(unknown).toEqual([])
   })
 
-  test('shows requests, latency, views, registry runs, streams, refusals, NATS and silent nodes', () => {
+  test('shows requests, latency, views, registry runs, streams, refusals, NATS, silent nodes and the modules per state', () => {
     const used = new Set(panels.flatMap((p) => (p.targets ?? []).flatMap((t) => metricsOf(t.expr))))
     for (const name of [
       'mesh_provisioner_requests_total', 'mesh_provisioner_request_duration_seconds_bucket', 'mesh_provisioner_view_keys', 'mesh_provisioner_view_stale',
       'mesh_provisioner_registry_runs_total', 'mesh_provisioner_event_streams', 'mesh_provisioner_http_refused_total', 'mesh_provisioner_nats_connected',
-      'mesh_provisioner_node_last_write_timestamp_seconds'
+      'mesh_provisioner_node_last_write_timestamp_seconds', 'mesh_provisioner_modules'
     ]) expect(used, name).toContain(name)
   })
 })

