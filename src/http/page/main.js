@@ -261,7 +261,7 @@ function drawStatus (all) {
     return
   }
   lostAt = undefined
-  if (stale !== undefined) say('stale', `The service answers stale: ${stale.stale}. What shows may be behind.`)
+  if (stale !== undefined) say('stale', `The service answers stale: ${stale.stale}.`)
   else if (all.some((rows) => !rows.synced && rows.refusal === undefined)) say('connecting', 'Loading the mesh…')
   else say('live', 'Live: every change shows as it is written.')
 }

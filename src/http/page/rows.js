@@ -5,6 +5,9 @@
 /** The events a stream of rows sends, beside the comments that keep it open. */
 const EVENTS = ['put', 'delete', 'synced', 'stale', 'live', 'reset']
 
+/** Said of a stale answer that gives no reason. */
+const STALE = 'what shows may be behind what NATS holds'
+
 /**
  * @typedef {object} RowsOptions
  * @property {string} path the stream's route, like /v1/nodes/events
@@ -105,11 +108,11 @@ export class Rows {
           this.redraw = true
         }
         this.synced = true
-        if (data.stale === true) this.stale ??= 'the service answers stale'
+        if (data.stale === true) this.stale ??= STALE
         else this.stale = undefined
         break
       case 'stale':
-        this.stale = data.reason ?? 'the service answers stale'
+        this.stale = data.reason ?? STALE
         break
       case 'live':
         this.stale = undefined
