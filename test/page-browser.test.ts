@@ -131,6 +131,10 @@ describe.skipIf(!chromiumPresent)('the page at GET / in Chromium', () => {
     await (await needs()).put('shanks.gitea.secret.fresh', '{}')
     await expect.poll(async () => (await cells(page, 'waiting')).map((row) => row[1]), { timeout: 10_000 }).toContain('shanks / gitea')
     await expect.poll(async () => (await cells(page, 'nodes')).find((row) => row[0] === 'shanks')?.slice(3, 4), { timeout: 10_000 }).toEqual(['1'])
+    // Applied, it leaves what waits.
+    await (await nc.jetstream().views.kv(BUCKETS.applied)).put('shanks.gitea', '{"plan":"gitea@4.1"}')
+    await expect.poll(async () => (await cells(page, 'waiting')).map((row) => row[1]), { timeout: 10_000 }).not.toContain('shanks / gitea')
+    expect((await cells(page, 'nodes')).find((row) => row[0] === 'shanks')?.slice(3, 4)).toEqual(['0'])
     expect(await page.evaluate(() => (globalThis as any).sameDocument)).toBe(true)
   })
 
