@@ -99,6 +99,11 @@ $('token').addEventListener('submit', async (event) => {
 
 $('forget').addEventListener('click', () => askToken(undefined))
 
+$('show-more').addEventListener('click', () => {
+  nodesTable.more()
+  draw()
+})
+
 /** Shows the mesh as `self` reads it, and follows its rows. */
 function follow (self) {
   $('token').hidden = true
@@ -193,6 +198,8 @@ function drawNow () {
   const { nodes, waiting, picked: pickedRows } = streams
   nodesTable.draw(nodes.rows, nodes.take())
   $('nodes-empty').hidden = !nodes.synced || nodes.rows.size > 0
+  $('nodes-more').hidden = nodesTable.shown.size >= nodesTable.order.length
+  $('nodes-count').textContent = `Showing ${nodesTable.shown.size} of ${nodesTable.order.length} nodes.`
   drawSummary(nodes)
   const waited = waiting.take()
   if (waited.all || waited.keys.size > 0) drawWaiting(waiting)

@@ -87,50 +87,76 @@ function nodeRow (row, picked) {
     h('td', {}, ageOf(row.updated)))
 }
 
-/** The nodes' table body, sorted by node as the service sorts them, changed row by row. */
+/** How many more nodes each "show more" shows: a table of thousands of rows is slow to lay out. */
+export const NODES_SHOWN = 200
+
+/**
+ * The nodes' table body, sorted by node as the service sorts them, changed row by row: the first
+ * `limit` nodes show, the others are counted until the person asks for them.
+ */
 export class NodesTable {
   /** @param {HTMLTableSectionElement} body */
   constructor (body) {
     this.body = body
-    /** @type {string[]} the nodes shown, sorted */
+    this.limit = NODES_SHOWN
+    /** @type {Map<string, any>} the rows last drawn from */
+    this.rows = new Map()
+    /** @type {string[]} every node, sorted */
     this.order = []
-    /** @type {Map<string, HTMLTableRowElement>} */
+    /** @type {Map<string, HTMLTableRowElement>} the rows shown: the first `limit` of `order` */
     this.shown = new Map()
     /** @type {string | undefined} */
     this.picked = undefined
   }
 
   /**
-   * Draws the rows of `rows` that `keys` names (every row when `all`).
+   * Draws the rows of `rows` that `changed` names (every row when `all`).
    * @param {Map<string, any>} rows
    * @param {{ all: boolean, keys: Set<string> }} changed
    */
   draw (rows, changed) {
+    this.rows = rows
     if (changed.all) {
       this.order = [...rows.keys()].sort(compare)
-      this.shown = new Map(this.order.map((node) => [node, /** @type {HTMLTableRowElement} */ (nodeRow(rows.get(node), node === this.picked))]))
+      this.shown = new Map(this.order.slice(0, this.limit).map((node) => [node, this.#row(node)]))
       this.body.replaceChildren(...this.shown.values())
       return
     }
     for (const node of changed.keys) {
-      const row = rows.get(node)
+      const at = this.#at(node)
+      const known = this.order[at] === node
       const old = this.shown.get(node)
-      if (row === undefined) {
+      if (!rows.has(node)) {
+        if (!known) continue
+        this.order.splice(at, 1)
         old?.remove()
         this.shown.delete(node)
-        if (old !== undefined) this.order.splice(this.#at(node), 1)
-        continue
-      }
-      const tr = /** @type {HTMLTableRowElement} */ (nodeRow(row, node === this.picked))
-      if (old !== undefined) {
+        // The next node moves up into sight.
+        const next = this.order[this.limit - 1]
+        if (old !== undefined && next !== undefined && !this.shown.has(next)) this.#show(next, null)
+      } else if (old !== undefined) {
+        const tr = this.#row(node)
         old.replaceWith(tr)
-      } else {
-        const at = this.#at(node)
+        this.shown.set(node, tr)
+      } else if (!known) {
         this.order.splice(at, 0, node)
-        this.body.insertBefore(tr, this.shown.get(this.order[at + 1] ?? '') ?? null)
+        if (at >= this.limit) continue
+        this.#show(node, this.shown.get(this.order[at + 1] ?? '') ?? null)
+        // The last node shown moves out of sight.
+        const last = this.order[this.limit]
+        if (last !== undefined && this.shown.has(last)) {
+          this.shown.get(last)?.remove()
+          this.shown.delete(last)
+        }
       }
-      this.shown.set(node, tr)
     }
+  }
+
+  /** Shows the next NODES_SHOWN nodes. */
+  more () {
+    const from = this.limit
+    this.limit += NODES_SHOWN
+    for (const node of this.order.slice(from, this.limit)) this.#show(node, null)
   }
 
   /** Marks the picked node's row. */
@@ -138,6 +164,17 @@ export class NodesTable {
     const before = this.picked
     this.picked = node
     this.draw(rows, { all: false, keys: new Set([before, node].filter((n) => n !== undefined && rows.has(n))) })
+  }
+
+  #row (node) {
+    return /** @type {HTMLTableRowElement} */ (nodeRow(this.rows.get(node), node === this.picked))
+  }
+
+  /** Shows `node`'s row before `before` (null: last). */
+  #show (node, before) {
+    const tr = this.#row(node)
+    this.body.insertBefore(tr, before)
+    this.shown.set(node, tr)
   }
 
   /** Where `node` is, or would be, in the order. */
