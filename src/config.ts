@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { readDuration } from './duration.js'
 import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry/registry-table.js'
-import { parseDomainTable } from './domain/registry/registry.js'
-import { StartError, type StartErrorCode } from './domain/start-error.js'
+import { DomainTableError, parseDomainTable } from './domain/registry/registry.js'
+import { StartError, type StartErrorCode } from './start-error.js'
 import { loadTls, type TlsFiles } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
 import { defined } from './domain/defined.js'
@@ -205,7 +205,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
     try {
       domains = parseDomainTable(readFrom('REGISTRY_DOMAINS_FILE', domainsFile, readText), domainsFile)
     } catch (err) {
-      if (err instanceof StartError && err.code === 'DOMAIN_TABLE_INVALID') fail('REGISTRY_DOMAINS_FILE', undefined, err.message, err.code)
+      if (err instanceof DomainTableError) fail('REGISTRY_DOMAINS_FILE', undefined, err.message, 'DOMAIN_TABLE_INVALID')
       throw err
     }
   }
