@@ -68,6 +68,13 @@ describe('the AsyncAPI document', () => {
       expect(op?.channels().all()[0]?.address()).toBe(`/v1/${what}/events`)
       expect(op?.messages().all().map((m) => m.name()).sort()).toEqual(['delete', 'live', 'outOfShape', 'put', 'reset', 'stale', 'synced'])
     }
+    // The live rows: one put and one delete message per kind of row.
+    for (const what of ['nodes', 'modules']) {
+      const op = ops.get(`follow${what[0]?.toUpperCase()}${what.slice(1)}`)
+      expect(op?.action()).toBe('send')
+      expect(op?.channels().all()[0]?.address()).toBe(`/v1/${what}/events`)
+      expect(op?.messages().all().map((m) => m.name()).sort()).toEqual(['delete', 'live', 'put', 'reset', 'stale', 'synced'])
+    }
     const refusal = doc.components().messages().get('refusal')
     expect(Object.keys((refusal?.headers()?.json() as { properties: object }).properties)).toEqual(['Nats-Service-Error', 'Nats-Service-Error-Code'])
   })
@@ -155,6 +162,31 @@ describe('against a running service', () => {
       fits(schemaOf('followNeeds', type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
     }
     // The id after the snapshot is the cursor, as the document says.
+    const sync = stream.events.find(isSynced)
+    expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+  })
+
+  test.each(['nodes', 'modules'])('a live %s stream\'s events fit their messages: the snapshot, a put, a delete, and a reset', async (what) => {
+    const operation = `follow${what[0]?.toUpperCase()}${what.slice(1)}`
+    const url = `${seeded.running.url}/v1/${what}/events`
+    const stream = await openStream(url)
+    const synced = await untilEvent(stream, isSynced)
+    const applied = await seeded.nc.jetstream().views.kv('mesh-provisioner_applied')
+    await applied.put(`zz-${what}.gitea`, '{}')
+    await untilEvent(stream, (e) => e.event === 'put', synced)
+    await applied.delete(`zz-${what}.gitea`)
+    await untilEvent(stream, (e) => e.event === 'delete', synced)
+    stream.close()
+    const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
+    await untilEvent(reset, (e) => e.event === 'reset')
+    reset.close()
+    const events = [...stream.events, ...reset.events.slice(0, 1)]
+    expect(new Set(events.map((e) => e.event))).toEqual(new Set(['put', 'synced', 'delete', 'reset']))
+    for (const e of events) {
+      const type = e.event as string
+      fits(schemaOf(operation, type), JSON.parse(e.data), type)
+      fits(schemaOf(operation, type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
+    }
     const sync = stream.events.find(isSynced)
     expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
   })
