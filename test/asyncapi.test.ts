@@ -13,7 +13,7 @@ import { WHATS } from '../src/domain/wire/key-shapes.js'
 import { asyncApiText } from '../src/http/asyncapi-document.js'
 import { VERSION } from '../src/version.js'
 import { killAndRestart, startSeeded, suiteFixture, type Seeded } from './support/service.js'
-import { isSynced, openStream, untilEvent } from './support/sse.js'
+import { isSynced, openStream, untilEvent, type SseEvent } from './support/sse.js'
 import { askVerb } from './support/verb.js'
 
 const generated = asyncApiText(VERSION)
@@ -80,6 +80,30 @@ describe('the AsyncAPI document', () => {
   })
 })
 
+/** A stream's events through `write` (up to a delete after it), then the reset that opens a stream resumed with an id it cannot serve. */
+async function followed (url: string, write: () => Promise<void>): Promise<SseEvent[]> {
+  const stream = await openStream(url)
+  const synced = await untilEvent(stream, isSynced)
+  await write()
+  await untilEvent(stream, (e) => e.event === 'delete', synced)
+  stream.close()
+  const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
+  await untilEvent(reset, (e) => e.event === 'reset')
+  reset.close()
+  return [...stream.events, ...reset.events.slice(0, 1)]
+}
+
+/** Every event fits its message of `operation`, fields and data; the id of `synced` is its cursor, as the document says. */
+function fitAll (operation: string, events: readonly SseEvent[]): void {
+  for (const e of events) {
+    const type = e.event
+    fits(schemaOf(operation, type), JSON.parse(e.data), type)
+    fits(schemaOf(operation, type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
+  }
+  const sync = events.find(isSynced)
+  expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+}
+
 describe('against a running service', () => {
   const fx = suiteFixture()
   let seeded: Seeded
@@ -145,50 +169,21 @@ describe('against a running service', () => {
   })
 
   test('a stream\'s events fit their messages: the snapshot, a delete, and a reset', async () => {
-    const url = `${seeded.running.url}/v1/needs/events?node=ace`
-    const stream = await openStream(url)
-    const synced = await untilEvent(stream, isSynced)
-    await seeded.nc.jetstream().views.kv('mesh-provisioner_needs').then(async (kv) => await kv.delete('ace.gitea.secret.db-password'))
-    await untilEvent(stream, (e) => e.event === 'delete', synced)
-    stream.close()
-    const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
-    await untilEvent(reset, (e) => e.event === 'reset')
-    reset.close()
-    const events = [...stream.events, ...reset.events.slice(0, 1)]
+    const events = await followed(`${seeded.running.url}/v1/needs/events?node=ace`, async () => {
+      await seeded.nc.jetstream().views.kv('mesh-provisioner_needs').then(async (kv) => await kv.delete('ace.gitea.secret.db-password'))
+    })
     expect(new Set(events.map((e) => e.event))).toEqual(new Set(['put', 'outOfShape', 'synced', 'delete', 'reset']))
-    for (const e of events) {
-      const type = e.event as string
-      fits(schemaOf('followNeeds', type), JSON.parse(e.data), type)
-      fits(schemaOf('followNeeds', type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
-    }
-    // The id after the snapshot is the cursor, as the document says.
-    const sync = stream.events.find(isSynced)
-    expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+    fitAll('followNeeds', events)
   })
 
   test.each(['nodes', 'modules'])('a live %s stream\'s events fit their messages: the snapshot, a put, a delete, and a reset', async (what) => {
-    const operation = `follow${what[0]?.toUpperCase()}${what.slice(1)}`
-    const url = `${seeded.running.url}/v1/${what}/events`
-    const stream = await openStream(url)
-    const synced = await untilEvent(stream, isSynced)
     const applied = await seeded.nc.jetstream().views.kv('mesh-provisioner_applied')
-    await applied.put(`zz-${what}.gitea`, '{}')
-    await untilEvent(stream, (e) => e.event === 'put', synced)
-    await applied.delete(`zz-${what}.gitea`)
-    await untilEvent(stream, (e) => e.event === 'delete', synced)
-    stream.close()
-    const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
-    await untilEvent(reset, (e) => e.event === 'reset')
-    reset.close()
-    const events = [...stream.events, ...reset.events.slice(0, 1)]
+    const events = await followed(`${seeded.running.url}/v1/${what}/events`, async () => {
+      await applied.put(`zz-${what}.gitea`, '{}')
+      await applied.delete(`zz-${what}.gitea`)
+    })
     expect(new Set(events.map((e) => e.event))).toEqual(new Set(['put', 'synced', 'delete', 'reset']))
-    for (const e of events) {
-      const type = e.event as string
-      fits(schemaOf(operation, type), JSON.parse(e.data), type)
-      fits(schemaOf(operation, type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
-    }
-    const sync = stream.events.find(isSynced)
-    expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+    fitAll(`follow${what[0]?.toUpperCase()}${what.slice(1)}`, events)
   })
 
   test('a stream\'s stale and live events fit their messages: NATS away and back', async () => {
