@@ -256,10 +256,12 @@ describe('a token of some nodes that names none reads its own, as if it had name
 
   test.each(['nodes', 'modules'])('follows the %s rows of its own nodes live without node, as the stream naming them does, and is 403 naming another node', async (what) => {
     const kv = await nc.jetstream().views.kv('mesh-provisioner_applied')
-    const own = await openStream(`${running.url}/v1/${what}/events?access_token=${made.pair.token}`)
+    const own = await openStream(`${running.url}/v1/${what}/events?access_token=${made.pair.token}`, { origin: CONSOLE_ORIGIN })
     const named = await openStream(`${running.url}/v1/${what}/events?node=ace&node=g14&access_token=${made.console.token}`)
     const all = await openStream(`${running.url}/v1/${what}/events?access_token=${made.console.token}`)
     expect([own.status, named.status, all.status]).toEqual([200, 200, 200])
+    // A console on another origin reads it, as it reads the bucket streams.
+    expect(own.headers['access-control-allow-origin']).toBe(CONSOLE_ORIGIN)
     const starts = await Promise.all([own, named, all].map(async (s) => await untilEvent(s, isSynced)))
     expect(own.events.slice(0, (starts[0] as number) + 1)).toEqual(named.events.slice(0, (starts[1] as number) + 1))
     await kv.put(`novox.live-${what}`, '{}')
