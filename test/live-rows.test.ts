@@ -145,6 +145,24 @@ describe('live rows', () => {
     expect(stream.events.slice(1, done).map(data)).toEqual(await rows('/v1/modules'))
   })
 
+  test('puts the rows whose needs are of a kind a registry write adds or removes, on both streams, and no other', async () => {
+    await put('needs', 'eve.web.zz-kind.a')
+    const modules = await follow('/v1/modules/events')
+    const nodes = await follow('/v1/nodes/events')
+    const starts = await Promise.all([modules, nodes].map(async (s) => await untilEvent(s, isSynced))) as [number, number]
+    expect(held(modules).find((r: any) => r.node === 'eve')).toMatchObject({ module: 'web', unanswered: 1 })
+    const registry = await nc.jetstream().views.kv(BUCKETS.registry)
+    await registry.put('zz-kind', '{"kind":"zz-kind","module":"test"}')
+    const answered = await untilEvent(modules, (e) => e.event === 'put', starts[0])
+    expect(data(modules.events[answered])).toMatchObject({ node: 'eve', module: 'web', unanswered: 0 })
+    expect(data(nodes.events[await untilEvent(nodes, (e) => e.event === 'put', starts[1])])).toMatchObject({ node: 'eve', unanswered: 0 })
+    await registry.delete('zz-kind')
+    const again = await untilEvent(modules, (e) => e.event === 'put', answered + 1)
+    expect(data(modules.events[again])).toMatchObject({ node: 'eve', module: 'web', unanswered: 1 })
+    expect(named(modules, starts[0] + 1).map(([, row]) => row)).toEqual(['eve.web', 'eve.web'])
+    await remove('needs', 'eve.web.zz-kind.a')
+  })
+
   test('refuses a state it does not know and a parameter it does not take, before any stream', async () => {
     for (const path of ['/v1/modules/events?state=done', '/v1/nodes/events?module=gitea', '/v1/nodes/events?limit=5']) {
       const res = await request(`${running.url}${path}`)

@@ -6,7 +6,7 @@
 import type { KV, NatsConnection } from 'nats'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
-import type { What } from '../src/domain/wire/key-shapes.js'
+import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { request } from './support/http.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
@@ -208,6 +208,29 @@ describe('wait with If-None-Match', () => {
     expect((await get('/v1/modules?wait=1s')).status).toBe(400)
   })
 
+  test('wakes no held wait on a write that moves no row it shows: 200 waits on ?state=pending stay held through writes of applied modules', async () => {
+    const path = '/v1/modules?state=pending'
+    const { etag } = await get(path)
+    const changed = vi.spyOn(running.provisioning.overviews, 'changed')
+    try {
+      const held = Array.from({ length: 200 }, async () => await get(`${path}&wait=10s`, { 'if-none-match': etag as string }))
+      await vi.waitFor(() => expect(changed).toHaveBeenCalledTimes(200), { timeout: 5000, interval: 10 })
+      // The orphaned module's applied entry, and a collect item: no pending row moves.
+      await put('applied', 'ace.wireguard', '{"quiet":1}')
+      await put('collect', 'ace.environment.gitea', '{"quiet":1}')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      // A woken wait would have asked again after finding its ETag unchanged.
+      expect(changed).toHaveBeenCalledTimes(200)
+      await put('needs', 'ace.wireguard.secret.key2')
+      const answers = await Promise.all(held)
+      expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]))
+      expect(changed).toHaveBeenCalledTimes(200)
+      await remove('needs', 'ace.wireguard.secret.key2')
+    } finally {
+      changed.mockRestore()
+    }
+  })
+
   test.each([
     { path: '/v1/needs/facets?by=kind&node=ace', elsewhere: ['needs', 'cy.loki.secret.s3'], change: ['needs', 'ace.mail.port.smtp'], shows: { values: [{ value: 'config' }, { value: 'port', count: 1 }, { value: 'secret' }] } },
     // The orphaned module's applied entry written again: no row the pending modules show moves.
@@ -286,5 +309,58 @@ describe('facets', () => {
     expect(none.status).toBe(400)
     expect(JSON.parse(none.body).error).toMatchObject({ field: 'by' })
     expect((await get('/v1/needs?by=node')).status).toBe(400)
+  })
+})
+
+describe('why, and since when', () => {
+  const row = async (path: string): Promise<Record<string, unknown>> => JSON.parse((await get(path)).body) as Record<string, unknown>
+
+  test('says how many needs wait and since when, as the order of the writes made it, on both faces alike', async () => {
+    await put('needs', 'dee.web.secret.a')
+    const first = (await row('/v1/modules/dee/web'))['needsUpdated']
+    await put('needs', 'dee.web.config.b')
+    expect(await both('/v1/modules?node=dee', { what: 'modules', node: 'dee' })).toMatchObject({ modules: [{ state: 'unapplied', waiting: 2, waitingSince: first, unanswered: 0 }] })
+    await put('applied', 'dee.web')
+    expect(await row('/v1/modules/dee/web')).toMatchObject({ state: 'applied', waiting: 0, waitingSince: null })
+    // Written again after the applied entry: that need alone waits, since its new write.
+    await put('needs', 'dee.web.secret.a', '{"again":true}')
+    const again = (await row('/v1/modules/dee/web'))['needsUpdated']
+    expect(again).not.toBe(first)
+    await put('needs', 'dee.web.port.c')
+    expect(await both('/v1/modules?node=dee', { what: 'modules', node: 'dee' })).toMatchObject({ modules: [{ state: 'pending', needs: 3, waiting: 2, waitingSince: again }] })
+    await put('needs', 'dee.api.secret.d')
+    const api = (await row('/v1/modules/dee/api'))['waitingSince'] as string
+    // The node sums its modules' and takes the earliest.
+    expect(await both('/v1/nodes?node=dee', { what: 'nodes', node: 'dee' })).toMatchObject({ nodes: [{ node: 'dee', waiting: 3, waitingSince: again, unanswered: 0 }] })
+    expect(api > (again as string)).toBe(true)
+    await put('applied', 'dee.web')
+    await put('applied', 'dee.api')
+    expect(await row('/v1/nodes/dee')).toMatchObject({ waiting: 0, waitingSince: null })
+  })
+
+  test('counts the needs of a kind no registry entry answers, and a registry write of that kind moves their rows and ETags, on both faces', async () => {
+    const registry = await nc.jetstream().views.kv(BUCKETS.registry)
+    const written = async (write: () => Promise<unknown>): Promise<void> => {
+      await write()
+      const last = (await registry.status()).streamInfo.state.last_seq
+      await vi.waitFor(() => expect(running.views.byWhat.registry.status().revision).toBeGreaterThanOrEqual(last), { timeout: 5000, interval: 10 })
+    }
+    await put('needs', 'dee.web.no-such-kind.e')
+    await put('needs', 'dee.web.no-such-kind.f')
+    expect(await both('/v1/modules?node=dee&module=web', { what: 'modules', node: 'dee', module: 'web' })).toMatchObject({ modules: [{ unanswered: 2, state: 'pending' }] })
+    expect(await both('/v1/nodes?node=dee', { what: 'nodes', node: 'dee' })).toMatchObject({ nodes: [{ unanswered: 2 }] })
+    const [web, dee, ace] = await Promise.all([get('/v1/modules/dee/web'), get('/v1/nodes/dee'), get('/v1/nodes?node=ace')])
+    await written(async () => await registry.put('no-such-kind', '{"kind":"no-such-kind","module":"test"}'))
+    expect(await both('/v1/modules?node=dee&module=web', { what: 'modules', node: 'dee', module: 'web' })).toMatchObject({ modules: [{ unanswered: 0 }] })
+    expect(await row('/v1/nodes/dee')).toMatchObject({ unanswered: 0 })
+    expect((await get('/v1/modules/dee/web', { 'if-none-match': web.etag as string })).status).toBe(200)
+    expect((await get('/v1/nodes/dee', { 'if-none-match': dee.etag as string })).status).toBe(200)
+    // A node with no need of that kind keeps its row and ETag.
+    expect((await get('/v1/nodes?node=ace', { 'if-none-match': ace.etag as string })).status).toBe(304)
+    await written(async () => await registry.delete('no-such-kind'))
+    expect(await row('/v1/modules/dee/web')).toMatchObject({ unanswered: 2 })
+    expect((await get('/v1/modules/dee/web', { 'if-none-match': web.etag as string })).status).toBe(304)
+    await remove('needs', 'dee.web.no-such-kind.e')
+    await remove('needs', 'dee.web.no-such-kind.f')
   })
 })

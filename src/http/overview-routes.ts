@@ -185,7 +185,7 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       tags: ['at a glance'],
       operationId: 'getNode',
       summary: 'One node\'s row: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.',
-      description: 'The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change.',
+      description: 'The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change. A node named `events` is read with `/v1/nodes?node=events` (`/v1/nodes/events` streams the rows).',
       params: Type.Object({ node: token('node') }, { additionalProperties: false }),
       querystring: querystringOfFields(['wait']),
       response: {

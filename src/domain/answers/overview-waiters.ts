@@ -37,6 +37,10 @@ function moved (rows: Rows, mesh: Mesh, query: OverviewQuery, node: string, befo
 export class OverviewWaiters {
   /** By the question's text: a thousand consoles holding one URL are looked at once. */
   private readonly groups = new Map<string, Group>()
+  /** The groups whose question names nodes, by each node it names: a write elsewhere never looks at them. */
+  private readonly byNode = new Map<string, Set<Group>>()
+  /** The groups whose question names no node: any write may move their rows. */
+  private readonly anyNode = new Set<Group>()
   private held = 0
   private looking = false
   private unlisten: Array<() => void> = []
@@ -72,19 +76,41 @@ export class OverviewWaiters {
     }
     const key = JSON.stringify([query.what, query.filter])
     let group = this.groups.get(key)
-    if (group === undefined) this.groups.set(key, (group = { query, wakes: new Set() }))
+    if (group === undefined) this.index((group = { query, wakes: new Set() }), key, true)
     group.wakes.add(wake)
     let gone = false
     return () => {
       if (gone) return
       gone = true
       group.wakes.delete(wake)
-      if (group.wakes.size === 0) this.groups.delete(key)
+      if (group.wakes.size === 0) this.index(group, key, false)
       if (--this.held === 0) {
         for (const stop of this.unlisten) stop()
         this.unlisten = []
         this.rows.unwatch()
       }
+    }
+  }
+
+  /** Puts `group` in the index (`held`), or takes it out with the sets it leaves empty. */
+  private index (group: Group, key: string, held: boolean): void {
+    if (held) this.groups.set(key, group)
+    else this.groups.delete(key)
+    const nodes = group.query.filter['node']
+    if (nodes === undefined) {
+      if (held) this.anyNode.add(group)
+      else this.anyNode.delete(group)
+      return
+    }
+    for (const node of nodes) {
+      let set = this.byNode.get(node)
+      if (held) {
+        if (set === undefined) this.byNode.set(node, (set = new Set()))
+        set.add(group)
+        continue
+      }
+      set?.delete(group)
+      if (set?.size === 0) this.byNode.delete(node)
     }
   }
 
@@ -121,20 +147,23 @@ export class OverviewWaiters {
       return
     }
     const { mesh, replaced } = drained
-    this.wake((query) => {
-      const nodes = query.filter['node']
-      if (nodes !== undefined && nodes.length < replaced.nodes.size) {
-        return nodes.some((node) => { const before = replaced.nodes.get(node); return before !== undefined && moved(this.rows, mesh, query, node, before) })
+    const woken = new Set<Group>()
+    for (const [node, before] of replaced.nodes) {
+      for (const groups of [this.anyNode, this.byNode.get(node)]) {
+        for (const group of groups ?? []) if (!woken.has(group) && moved(this.rows, mesh, group.query, node, before)) woken.add(group)
       }
-      for (const [node, before] of replaced.nodes) if (keeps(query.filter, 'node', node) && moved(this.rows, mesh, query, node, before)) return true
-      return false
-    })
+    }
+    this.wakeGroups(woken)
   }
 
   /** Wakes every wait of each group whose question `woken` says moved. */
   private wake (woken: (query: OverviewQuery) => boolean): void {
+    this.wakeGroups([...this.groups.values()].filter((group) => woken(group.query)))
+  }
+
+  private wakeGroups (groups: Iterable<Group>): void {
     const wakes: Array<() => void> = []
-    for (const group of this.groups.values()) if (woken(group.query)) wakes.push(...group.wakes)
+    for (const group of groups) wakes.push(...group.wakes)
     for (const wake of wakes) wake()
   }
 }

@@ -163,6 +163,13 @@ export class Rows {
   /** While rows are watched: the rows forgotten since the last `drain`, or `all` when every row was. */
   private replaced: { all: boolean, nodes: Map<string, Before> } | undefined
 
+  constructor (private readonly maxBytes = ROWS_MAX_BYTES) {}
+
+  /** The nodes whose rows are kept, and the bytes they hold. */
+  get kept (): { nodes: number, bytes: number } {
+    return { nodes: new Set([...this.nodeRows.keys(), ...this.moduleRows.keys()]).size, bytes: this.bytes }
+  }
+
   /** The nodes any of `contents` names, sorted: sorted again only when a node came or went. */
   nodes (...contents: Array<Contents | undefined>): string[] {
     const key = contents.map((c) => c?.what ?? '').join(' ')
@@ -214,7 +221,7 @@ export class Rows {
 
   private keep (node: string, row: Kept | undefined, lines: ModuleLine[] | undefined): void {
     const bytes = lineBytes(node, row) + linesBytes(node, lines)
-    if (this.bytes + bytes > ROWS_MAX_BYTES) this.forgetAll()
+    if (this.bytes + bytes > this.maxBytes) this.forgetAll()
     if (row !== undefined) this.nodeRows.set(node, row)
     if (lines !== undefined) this.moduleRows.set(node, lines)
     this.bytes += bytes

@@ -141,24 +141,22 @@ export class Tally {
     return this.byKind.get(kind)
   }
 
-  private countKind (key: string, g: Group, change: 1 | -1): void {
+  /** Counts a need of `key`'s kind in (+1) or out (-1) of its module `g` (node.module its name): the index moves only when the module's first or last need of the kind does. */
+  private countKind (key: string, g: Group, change: 1 | -1, node: string, module: string): void {
     if (!(g instanceof NeedsGroup)) return
     const kind = kindOf(key)
     const n = (g.kinds.get(kind) ?? 0) + change
-    const [node, module] = nodeAndModule(key)
-    if (n > 0) {
-      g.kinds.set(kind, n)
-      if (n === 1 && change > 0) {
-        let set = this.byKind.get(kind)
-        if (set === undefined) this.byKind.set(kind, (set = new Set()))
-        set.add(`${node}.${module}`)
-      }
-      return
+    if (n > 0) g.kinds.set(kind, n)
+    else g.kinds.delete(kind)
+    if (n === 1 && change > 0) {
+      let set = this.byKind.get(kind)
+      if (set === undefined) this.byKind.set(kind, (set = new Set()))
+      set.add(`${node}.${module}`)
+    } else if (n === 0) {
+      const set = this.byKind.get(kind)
+      set?.delete(`${node}.${module}`)
+      if (set?.size === 0) this.byKind.delete(kind)
     }
-    g.kinds.delete(kind)
-    const set = this.byKind.get(kind)
-    set?.delete(`${node}.${module}`)
-    if (set?.size === 0) this.byKind.delete(kind)
   }
 
   /** Moves whenever a node comes or goes: while it holds, `nodes()` names the same ones. */
@@ -197,7 +195,7 @@ export class Tally {
     if (g === undefined) t.modules.set(module, (g = this.needs ? new NeedsGroup() : new Group()))
     g.add(ms, nanos, revision)
     if (g instanceof NeedsGroup) g.place({ ms, nanos })
-    this.countKind(key, g, 1)
+    this.countKind(key, g, 1, node, module)
   }
 
   /** An in-shape key held, written again. */
@@ -223,7 +221,7 @@ export class Tally {
     if (g !== undefined) {
       g.remove(old)
       if (g instanceof NeedsGroup) g.unplace(old)
-      this.countKind(key, g, -1)
+      this.countKind(key, g, -1, node, module)
       if (g.count === 0) t.modules?.delete(module)
     }
     this.forget(node, t)
