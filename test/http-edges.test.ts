@@ -1,8 +1,8 @@
 // The gateway's edges through real HTTP against a real nats-server: the one-entry routes (entry,
 // ETag, 304, 404, 400 naming the segment), every status with a code of its own (405 whatever the
 // body, Node's own client errors in the service's body, bounded quotes), a raw # in the request
-// line, one length limit for path segments on every route, and keys longer than 1024 bytes paged
-// through on both faces.
+// line, numbers and durations read whole, one length limit for path segments on every route, and
+// keys longer than 1024 bytes paged through on both faces.
 
 import { connect } from 'node:net'
 import type { NatsConnection } from 'nats'
@@ -139,6 +139,28 @@ describe('one-entry routes', () => {
 
     await kv.delete('etag.one')
     await vi.waitFor(async () => expect((await http(path)).status).toBe(404), { timeout: 10_000, interval: 50 })
+  })
+})
+
+describe('numbers and durations, read whole or not at all', () => {
+  // Number() would have taken 0x10 as 16 and " 5 " as 5.
+  test.each([
+    ['limit=0x10', 'limit', 'limit: "0x10" will not do; it takes a whole number from 1 to 10000'],
+    ['limit=%205%20', 'limit', 'limit: " 5 " will not do; it takes a whole number from 1 to 10000'],
+    ['limit=1e1', 'limit', 'limit: "1e1" will not do; it takes a whole number from 1 to 10000'],
+    ['wait=%205s', 'wait', 'wait: " 5s" will not do; it takes a duration of at most 60s, like 500ms, 5s or 30 (a bare number is seconds)'],
+    ['wait=0x10', 'wait', 'wait: "0x10" will not do; it takes a duration of at most 60s, like 500ms, 5s or 30 (a bare number is seconds)']
+  ])('GET /v1/needs?%s is 400 naming the parameter and what it takes', async (query, field, message) => {
+    const got = await http(`/v1/needs?node=ace&${query}`, { headers: { 'if-none-match': '"x"' } })
+    expect([got.status, got.body]).toEqual([400, refused('BAD_REQUEST', message, field)])
+  })
+
+  test('wait=.5 is half a second, as a bare number is seconds', async () => {
+    const first = await http('/v1/needs?node=ace')
+    const started = Date.now()
+    const held = await http('/v1/needs?node=ace&wait=.5', { headers: { 'if-none-match': first.headers['etag'] as string } })
+    expect(held.status).toBe(304)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450)
   })
 })
 

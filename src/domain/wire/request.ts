@@ -9,6 +9,7 @@ import { type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { defined } from '../defined.js'
 import { badRequest } from './errors.js'
+import { readWhole } from './numbers.js'
 import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
 
 /**
@@ -187,10 +188,9 @@ export function readRequest (input: unknown): Query | OverviewQuery {
   }
 }
 
-/** A number where a query string's text spells one, so that the value is judged, not its text form. */
+/** A whole number where a query string's text is one whole, so that the value is judged; else the text, which the schema refuses naming the field. */
 function numberIn (text: string): number | string {
-  const n = Number(text)
-  return text.trim() !== '' && Number.isFinite(n) ? n : text
+  return readWhole(text) ?? text
 }
 
 /**
