@@ -20,6 +20,7 @@ import { Pool } from './holds.js'
 import { operations } from './operations.js'
 import { brokenEscape } from './query-string.js'
 import { routes } from './routes.js'
+import { unsent } from './unsent.js'
 import { overviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
@@ -87,6 +88,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   if (deps.maxConnections !== undefined) boundConnections(app, deps.maxConnections)
   app.setSerializerCompiler(plainJson)
   answerHooks(app, deps)
+  await app.register(unsent, { maxAnswerBytes: deps.maxAnswerBytes, log: deps.log })
   const refuseUnread = refusals(app)
   await app.register(requestLine(deps.corsOrigins, refuseUnread))
   await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
