@@ -7,6 +7,7 @@
 import { connect } from 'node:net'
 import type { NatsConnection } from 'nats'
 import { request } from './support/http.js'
+import { PER_CONNECTION_BYTES } from '../src/http/unsent.js'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten } from './support/service.js'
@@ -248,5 +249,31 @@ describe('keys longer than 1024 bytes', () => {
     expect(page.next).toBe(long)
     const got = await http(`/v1/needs?node=longkeys&after=${encodeURIComponent(page.next)}`)
     expect([got.status, got.body]).toEqual([200, rest.body])
+  })
+})
+
+describe('answers never read', () => {
+  test('a connection pipelining pages it never reads is cut past its bound, and what they held is let go', async () => {
+    const needs = await nc.jetstream().views.kv('mesh-provisioner_needs')
+    const fill = JSON.stringify({ fill: 'x'.repeat(1000) })
+    const entries = 1500
+    for (let i = 0; i < entries; i += 100) await Promise.all(Array.from({ length: 100 }, async (_, j) => await needs.put(`piped.m${String(i + j).padStart(4, '0')}.secret.k`, fill)))
+    await vi.waitFor(async () => { expect(JSON.parse((await http('/v1/needs?node=piped&limit=1')).body).total).toBe(entries) }, { timeout: 10_000, interval: 50 })
+    const { hostname, port } = new URL(running.url)
+    const socket = connect(Number(port), hostname)
+    let got = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { got += chunk })
+    socket.on('error', () => {})
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    // Distinct pages of about 1 MB each, asked at once: more than one connection may hold unsent.
+    // They are built before the client can read one: kept, they would be held for good by a client
+    // that never reads; the connection is cut instead.
+    const pages = Math.ceil(2 * PER_CONNECTION_BYTES / 1_000_000)
+    socket.write(Array.from({ length: pages }, (_, i) => `GET /v1/needs?node=piped&after=piped.m${String(i).padStart(4, '0')}.secret.k HTTP/1.1\r\nHost: x\r\n\r\n`).join(''))
+    await closed
+    expect(running.app.unsentBytes()).toBe(0)
+    expect(got.split('HTTP/1.1 200 OK').length - 1).toBeLessThan(pages)
+    expect((await http('/healthz')).status).toBe(200)
   })
 })
