@@ -62,8 +62,8 @@ async function session (): Promise<ClientHttp2Session> {
 
 interface H2Got { headers: IncomingHttpHeaders, body: string }
 
-async function h2get (s: ClientHttp2Session, path: string): Promise<H2Got> {
-  const stream = s.request({ ':path': path })
+async function h2get (s: ClientHttp2Session, path: string, sent: Record<string, string> = {}): Promise<H2Got> {
+  const stream = s.request({ ':path': path, ...sent })
   const headers = await new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve))
   let body = ''
   stream.setEncoding('utf8')
@@ -188,4 +188,18 @@ test('a stop ends an HTTP/2 stream whose reader stopped reading at once, where i
   await own.stop()
   // main's close-with-grace gives a stop 8 s before it exits 1: a few seconds at most.
   expect(Date.now() - started).toBeLessThan(3000)
+})
+
+test.each([20_000, 60_000])('headers of %d bytes are 431 with the error body HTTP/1.1 answers, on an open route and a list alike', async (size) => {
+  const big = { 'x-big': 'a'.repeat(size) }
+  const h1 = await request(`${running.url}/healthz`, { headers: big, dispatcher: new Agent({ connect: { ca } }) })
+  const h1Body = await h1.body.text()
+  expect(h1.statusCode).toBe(431)
+  const s = await session()
+  for (const path of ['/healthz', '/v1/needs?node=ace']) {
+    const h2 = await h2get(s, path, big)
+    expect([h2.headers[':status'], h2.headers['content-type'], h2.body]).toEqual([431, 'application/json; charset=utf-8', h1Body])
+  }
+  // The session goes on.
+  expect((await h2get(s, '/healthz')).headers[':status']).toBe(200)
 })
