@@ -102,15 +102,15 @@ export class Unsent {
   }
 }
 
-/** The connection a request came on, and how to cut it. */
-function connectionOf (request: FastifyRequest): { key: object, cut: () => void } {
+/** The connection a request came on, how to cut it, and whether it is gone already. */
+function connectionOf (request: FastifyRequest): { key: object, cut: () => void, gone: boolean } {
   const raw = request.raw as FastifyRequest['raw'] | Http2ServerRequest
   if ('stream' in raw) {
     const session = raw.stream.session
-    if (session !== undefined) return { key: session, cut: () => { session.destroy() } }
+    if (session !== undefined) return { key: session, cut: () => { session.destroy() }, gone: session.destroyed }
   }
   const socket = raw.socket as Socket
-  return { key: socket, cut: () => { socket.destroy() } }
+  return { key: socket, cut: () => { socket.destroy() }, gone: socket.destroyed }
 }
 
 declare module 'fastify' {
@@ -138,7 +138,8 @@ export const unsent = fp<UnsentDeps>(async (app: FastifyInstance, deps) => {
   })
   app.decorate('unsentBytes', () => accounts.bytes)
   app.addHook('preHandler', (request, reply: FastifyReply, done) => {
-    if (accounts.isCut(connectionOf(request).key)) {
+    const connection = connectionOf(request)
+    if (connection.gone || accounts.isCut(connection.key)) {
       reply.hijack()
       return
     }
