@@ -2,9 +2,10 @@
 // is counted, by its length, until its response closes (HTTP/1.1: the kernel took its last byte;
 // HTTP/2: its stream ended, which a closed flow-control window holds back), per connection and in
 // all. A client that asks and never reads (HTTP/1.1 pipelining, HTTP/2 streams on closed windows)
-// would otherwise hold every answer it asked for, for good. Past a bound the connection is cut:
-// one that holds more than its bound, or, when all of them hold more than theirs, the one holding
-// the most. A stop cuts what is still unsent a moment later, which no unread answer can hold up.
+// would otherwise hold every answer it asked for, for good. Past a bound a connection is cut: one
+// that holds more than a connection may, or, when all together hold more than the bound in all,
+// the one holding the most. A stop cuts what is still unsent a moment later, so that no unread
+// answer holds it up.
 
 import type { Socket } from 'node:net'
 import type { Http2ServerRequest } from 'node:http2'
@@ -13,14 +14,14 @@ import fp from 'fastify-plugin'
 
 /** What one connection may hold unsent, and all of them: at least this, and never less than a few of the largest answers. */
 export const PER_CONNECTION_BYTES = 8 * 1024 * 1024
-export const TOTAL_BYTES = 64 * 1024 * 1024
+const TOTAL_BYTES = 64 * 1024 * 1024
 /** How many of the largest answers each bound takes at least (a bus max payload above 2 MiB raises them). */
 const ANSWERS_PER_CONNECTION = 4
 const ANSWERS_IN_ALL = 32
 /** How long a stop lets unsent answers go out before their connections are cut (ms). */
-export const STOP_GRACE_MS = 500
+const STOP_GRACE_MS = 500
 
-/** A connection's transport end: an HTTP/1.1 socket or an HTTP/2 session. */
+/** What one connection (an HTTP/1.1 socket, an HTTP/2 session) holds unsent, and how to cut it. */
 interface Connection {
   bytes: number
   /** Its answers not yet sent whole. */
