@@ -13,7 +13,7 @@ import type { RefusalReason } from '../metrics.js'
 import { readParameters } from '../domain/wire/request.js'
 import { replyError } from './errors.js'
 import { PAGE_ASSETS } from './page.js'
-import type { TokenSelf } from './schemas.js'
+import { judgedByTheDomain, type TokenSelf } from './schemas.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'
 
 declare module 'fastify' {
@@ -203,6 +203,8 @@ export const tokenSelf = fp<{ open: boolean }>(async (app, { open }) => { regist
 function registerTokenSelf (app: FastifyInstance, open: boolean): void {
   const EVERYTHING: TokenSelf = { name: null, nodes: '*', metrics: true }
   app.get(SELF, {
+    // Judged by the handler, naming the parameter, as every route's: a schema would drop it unseen.
+    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['access'],
       operationId: 'getTokenSelf',
