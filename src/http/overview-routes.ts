@@ -130,7 +130,7 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
         const { wait, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
         if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
-        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => [deps.provisioning.moves(query)] }
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => [query] }
       })
       return await sendTagged(request, reply, asked, maxBytes, deps)
     })

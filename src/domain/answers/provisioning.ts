@@ -147,11 +147,6 @@ export interface Provisioning {
    * costs it nothing.
    */
   changed (queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void>
-  /**
-   * The question whose changes may move `tag(query)`: the filter of the index its revision is
-   * read from. A change it does not keep leaves the tag (and an ETag made from it) alone.
-   */
-  moves (query: Query): Query
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
@@ -320,14 +315,6 @@ async function catchUp (views: AnsweredViews, query: Query, ms = CATCH_UP_MS): P
   })
 }
 
-/** As Provisioning.moves. */
-function moves (views: AnsweredViews, query: Query): Query {
-  const { contents } = read(views, query)
-  const positions = contents.governing(narrowing(query.what, query.filter).positions)
-  const fields = FIELDS[query.what]
-  return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
-}
-
 /** As Provisioning.changes. */
 function changes (views: AnsweredViews, query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean } {
   const { contents } = read(views, query)
@@ -470,7 +457,6 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     catchUp: (query, ms) => catchUp(views, query, ms),
     listen: (what, listener) => views.byWhat[what].listen(listener),
     changed: async (queries, ms, signal) => await changed(views, waitersOf, queries, ms, signal),
-    moves: (query) => moves(views, query),
     changes: (query, limit) => changes(views, query, limit),
     entry: (what, key) => entry(views, what, key)
   }
