@@ -72,6 +72,12 @@ export function tokensMatcher (what: What, filter: FieldValues): (tokens: readon
 /** How a change moves a key among the indexes' members: it joins them (a put of a key not held) or leaves them (a deletion). */
 type Move = { key: string, put: true, slot: number } | { key: string, put: false }
 
+/**
+ * What `revisionFor` last read for one filter, kept by the one who asks it again: the revision, and
+ * the coarser one (moved by every change the filter keeps, and by others) it was read under.
+ */
+export interface RevisionMemo { generation: string, coarse: number, revision: number }
+
 /** How many entries hold a value, and the last revision that put or deleted a key holding it (facets). */
 export interface Counted { count: number, revision: number }
 
@@ -369,11 +375,10 @@ export class Contents {
   }
 
   /**
-   * The last revision that put or deleted an out-of-shape key `filter` keeps, where it may be later
-   * than `floor`: the least of its fields' (see outOfShapeAt) bounds it, and only a bound past
-   * `floor` has the keys read, as few as they are.
+   * A revision no earlier than the last change of an out-of-shape key `filter` keeps, which moves
+   * with every such change: the least of its fields' (see outOfShapeAt).
    */
-  private outOfShapeRevisionFor (filter: FieldValues, floor: number): number {
+  private outOfShapeBound (filter: FieldValues): number {
     if (!this.outOfShapeSeen) return 0
     let bound = Infinity
     for (const [p, values] of filter) {
@@ -383,6 +388,14 @@ export class Contents {
       for (const value of values) kept = Math.max(kept, at.byToken.get(tokenOf(FIELDS[this.what][p] as string, value)) ?? 0)
       bound = Math.min(bound, kept)
     }
+    return bound === Infinity ? 0 : bound
+  }
+
+  /**
+   * The last revision that put or deleted an out-of-shape key `filter` keeps, where it may be later
+   * than `floor`: only a bound past `floor` has the keys read, as few as they are.
+   */
+  private outOfShapeRevisionFor (filter: FieldValues, bound: number, floor: number): number {
     if (bound <= floor) return 0
     const kept = tokensMatcher(this.what, filter)
     let revision = 0
@@ -455,11 +468,21 @@ export class Contents {
    * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
    * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
-  revisionFor (filter: FieldValues): number {
+  revisionFor (filter: FieldValues, memo?: RevisionMemo): number {
     if (filter.size === 0) return this.revision
     const { set, exact, positions } = this.candidates(filter)
-    const inShape = exact ? set.revision : this.keptRevision(filter, set, positions)
-    return Math.max(inShape, this.outOfShapeRevisionFor(filter, inShape), this.expired)
+    const bound = this.outOfShapeBound(filter)
+    // The set's revision and the out-of-shape bound move with every change the filter keeps: while
+    // they hold, the revision read under them does (a write on bob leaves ace's walk unread).
+    const coarse = Math.max(set.revision, bound)
+    let revision: number
+    if (memo !== undefined && memo.generation === this.generation && memo.coarse === coarse) revision = memo.revision
+    else {
+      const inShape = exact ? set.revision : this.keptRevision(filter, set, positions)
+      revision = Math.max(inShape, this.outOfShapeRevisionFor(filter, bound, inShape))
+      if (memo !== undefined) Object.assign(memo, { generation: this.generation, coarse, revision })
+    }
+    return Math.max(revision, this.expired)
   }
 
   /**
