@@ -1,4 +1,4 @@
-// The distinct values of one field among the entries a filter keeps (facets, SPEC §10), as the
+// The distinct values of one field among the entries a filter keeps (facets: docs/glance.md), as the
 // contents count them (Contents.valuesKept), sorted and paged.
 
 import { BUCKETS, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'

@@ -636,7 +636,7 @@ export class Contents {
 
   /**
    * Each value of the field at `position` among the entries `filter` keeps, with how many hold it
-   * and the last revision that put or deleted a key the filter keeps holding it (facets, SPEC §10).
+   * and the last revision that put or deleted a key the filter keeps holding it (facets: docs/glance.md).
    * Narrowed to nodes alone (every facets question of a scoped token) it reads the node's values of
    * an index led by node, at a cost in proportion to them; otherwise it counts over the narrowest set.
    */
