@@ -176,6 +176,8 @@ describe('what a filter keeps, whatever index answers it', () => {
     collect: fc.oneof(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.constantFrom('e', 's=3Az'), fc.constantFrom('m', 'n')).map((t) => t.join('.')), fc.constantFrom('a.e', 'b.s:z.m'))
   }
   const VALUES = { needs: [['a', 'b', 'c'], ['m', 'n'], ['k', 'l'], ['x', 'y']], applied: [['a', 'b', 'c'], ['m', 'n', 'o']], collect: [['a', 'b', 'c'], ['e', 's:z'], ['m', 'n']] }
+  /** The fields facets count: every one but a need's name. */
+  const FACETED = { needs: [0, 1, 2], applied: [0, 1], collect: [0, 1, 2] }
   const SHAPES = { needs: /^[a-c]\.[mn]\.[kl]\.[xy]$/, applied: /^[a-c]\.[mno]$/, collect: /^[a-c]\.(e|s=3Az)\.[mn]$/ }
 
   test.each(['needs', 'applied', 'collect'] as const)('%s: the revision is the last change of a key it keeps, and each value of a field counts its entries at the last change of a key holding it', (what) => {
@@ -201,7 +203,7 @@ describe('what a filter keeps, whatever index answers it', () => {
       })
       const keptKeys = [...last].filter(([key]) => kept(key))
       expect(c.revisionFor(filter)).toBe(Math.max(0, ...keptKeys.map(([, l]) => l.revision)))
-      VALUES[what].forEach((_, position) => {
+      FACETED[what].forEach((position) => {
         const expected = new Map<string, { count: number, revision: number }>()
         for (const [key, l] of keptKeys) {
           if (!fits(key) || !l.held) continue
@@ -215,7 +217,7 @@ describe('what a filter keeps, whatever index answers it', () => {
         const values = c.valuesKept(filter, position)
         expect(new Map([...values].sort(([a], [b]) => a < b ? -1 : 1))).toEqual(new Map([...expected].sort(([a], [b]) => a < b ? -1 : 1)))
       })
-    }), { numRuns: 300 })
+    }), { numRuns: 1000 })
   })
 })
 

@@ -646,8 +646,8 @@ export class Contents {
     const positions = INDEXES[this.what].find((p) => p.length === (position === 0 ? 1 : 2) && p[0] === 0 && p[p.length - 1] === position)
     if (nodes === undefined || positions === undefined) return this.valuesCounted(filter, position)
     const out = new Map<string, Counted>()
+    // A node's emptied set counts nothing, but its revision is that of a kept key holding the value another node holds.
     const add = (value: string, set: KeySet): void => {
-      if (set.size === 0) return
       const c = out.get(value)
       if (c === undefined) out.set(value, { count: set.size, revision: set.revision })
       else Object.assign(c, { count: c.count + set.size, revision: Math.max(c.revision, set.revision) })
@@ -656,6 +656,7 @@ export class Contents {
       if (position === 0) add(node, this.setOf(positions, node))
       else for (const value of this.nodeValues.get(positions)?.get(node) ?? []) add(value.slice(node.length + 1), this.setOf(positions, value))
     }
+    for (const [value, c] of out) if (c.count === 0) out.delete(value)
     return out
   }
 
