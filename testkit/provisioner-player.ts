@@ -64,8 +64,9 @@ export class ProvisionerPlayer {
     const node = this.pick(this.opts.nodes)
     const module = this.pick(this.opts.modules)
     const action = this.random()
-    if (action < 0.15 && this.takeBackAt.size < 2) {
-      const key = keyOf('needs', { node, module, kind: this.pick(UNANSWERED_KINDS), name: 'main' })
+    const unanswered = keyOf('needs', { node, module, kind: this.pick(UNANSWERED_KINDS), name: 'main' })
+    if (action < 0.15 && this.takeBackAt.size < 2 && !this.takeBackAt.has(unanswered)) {
+      const key = unanswered
       this.takeBackAt.set(key, now + this.between(2 * MINUTE, 4 * MINUTE))
       moves.push({ bucket: 'needs', key, value: { asked: new Date(now).toISOString() } })
     } else if (action < 0.4 && this.written.size > 0) {
