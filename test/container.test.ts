@@ -4,13 +4,16 @@
 // password ends it at once with one line instead of a reconnect loop.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { chmod, cp, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { promisify } from 'node:util'
+import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { NatsConnection } from 'nats'
+import { parse } from 'yaml'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { START_COMMAND } from '../testkit/start-command.js'
 import { fixture, suiteFixture } from './support/service.js'
@@ -104,6 +107,47 @@ describe('the Containerfile', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(containerfile.slice(containerfile.lastIndexOf('\nCMD ')))?.[1]
     expect(JSON.parse(cmd ?? 'null')).toEqual(START_COMMAND)
     expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', '--no-allocation-site-pretenuring', 'dist/main.js'])
+  })
+})
+
+describe('the image\'s inputs and the compose example', () => {
+  const compose = parse(readFileSync(join(repo, 'compose.yaml'), 'utf8')) as { services: Record<string, { ports?: string[], healthcheck?: Record<string, unknown> }> }
+
+  test('Docker and Podman leave out the same files: .dockerignore is .containerignore', async () => {
+    const ignored = await readFile(join(repo, '.containerignore'), 'utf8')
+    expect(await readFile(join(repo, '.dockerignore'), 'utf8')).toBe(ignored)
+    const lines = ignored.split('\n').filter((l) => l !== '' && !l.startsWith('#'))
+    expect(lines).toEqual(expect.arrayContaining(['.containerignore', '.dockerignore', 'node_modules', '.cache', 'test']))
+    // What the stages copy is not left out.
+    for (const input of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) expect(lines, input).not.toContain(input)
+  })
+
+  test('the build stage installs the production dependencies, TypeScript and the @types packages alone; the final stage production dependencies only', () => {
+    const stages = containerfile.split(/^FROM /m).slice(1)
+    const runs = stages.map((stage) => stage.replace(/\\\n/g, ' ').split('\n').filter((l) => l.startsWith('RUN ')).join('\n'))
+    // Every npm ci of every stage omits the devDependencies.
+    for (const run of runs) for (const ci of run.match(/npm ci[^&]*/g) ?? []) expect(ci).toMatch(/--omit=dev/)
+    const selector = /node -p "([^"]+)"/.exec(runs[0] as string)?.[1]
+    expect(selector, 'the build stage names its tools from package.json').toBeDefined()
+    const devDependencies = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies
+    const named = (runInNewContext(selector as string, { require: () => ({ devDependencies }) }) as string).split(' ')
+    expect(named.sort()).toEqual(Object.entries(devDependencies).filter(([p]) => p === 'typescript' || p.startsWith('@types/')).map(([p, v]) => `${p}@${v}`).sort())
+    expect(named.map((n) => n.slice(0, n.lastIndexOf('@')))).not.toEqual(expect.arrayContaining(['node']))
+    expect(runs[0]).toMatch(/npm install --no-save --save-prod --omit=dev /)
+    expect(stages.at(-1)).toMatch(/^COPY --from=deps \/app\/node_modules \.\/node_modules$/m)
+  })
+
+  test('compose publishes NATS on loopback only', () => {
+    const published = Object.entries(compose.services).flatMap(([name, s]) => (s.ports ?? []).map((p) => [name, p]))
+    expect(published.filter(([, p]) => /(^|:)4222(:|$)/.test(p as string))).toEqual([['nats', '127.0.0.1:4222:4222']])
+  })
+
+  test('the HEALTHCHECK holds under Podman too: compose states the same command and timings, and the Containerfile names --format docker', () => {
+    const line = containerfile.slice(containerfile.indexOf('\nHEALTHCHECK ')).replace(/\\\n\s*/, '').split('\n')[1] as string
+    const [, options, command] = /^HEALTHCHECK (.*?) CMD (\[.*\])$/.exec(line) ?? []
+    const timings = Object.fromEntries((options as string).split(' ').map((o) => o.replace(/^--/, '').replace('-', '_').split('=')))
+    expect(compose.services['mesh-provisioner']?.healthcheck).toEqual({ test: ['CMD', ...JSON.parse(command as string)], ...timings, retries: Number(timings['retries']) })
+    expect(containerfile).toContain('podman build --format docker')
   })
 })
 
