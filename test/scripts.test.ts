@@ -38,7 +38,7 @@ async function closedPort (): Promise<number> {
   return port
 }
 
-describe('npm run ask', () => {
+describe('npm run ask', { timeout: 60_000 }, () => {
   const fx = suiteFixture()
   const ASK = ['{"what":"registry","kind":"secret"}']
 
@@ -76,7 +76,7 @@ describe('npm run ask', () => {
   })
 })
 
-describe('npm run token', () => {
+describe('npm run token', { timeout: 60_000 }, () => {
   let dir: string
   beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-token-')) })
   afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
