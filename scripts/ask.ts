@@ -5,7 +5,7 @@
 
 import { connect, ErrorCode, NatsError, type NatsConnection } from 'nats'
 import { loadConfig } from '../src/config.js'
-import { StartError } from '../src/domain/start-error.js'
+import { StartError } from '../src/start-error.js'
 import { connectionOptions } from '../src/nats.js'
 
 const USAGE = 'usage: [NATS_URL=nats://host:4222 NATS_USER=… NATS_PASSWORD=…] npm run ask -- \'{"what":"needs","node":"ace"}\'   (npm run demo prints the settings of its NATS)'

@@ -4,7 +4,7 @@
 
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { StartError } from '../src/domain/start-error.js'
+import { StartError } from '../src/start-error.js'
 import { newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
 
 const USAGE_LINE = 'usage: npm run token -- --name <who> --nodes <"*" or node,node,...> [--metrics] [--file <tokens file>]'
