@@ -174,7 +174,8 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     await views.untilSettled()
     const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
     verb = () => bus.serving() ? 'serving' : 'down'
-    log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
+    // The pid is where `kill -HUP` goes (under `npm start` the process tree has several).
+    log.info({ url, subject: config.subject, pid: process.pid }, 'mesh-provisioner serving')
 
     return {
       nc,

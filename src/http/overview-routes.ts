@@ -147,7 +147,7 @@ function etagNow (asked: Asked, maxBytes: number): string {
 /** Holds the request while `wait` and If-None-Match say so (SPEC §8), then sends the answer tagged. */
 async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
   if (asked.wait !== undefined) {
-    needsWhat(false, request.headers['if-none-match'])
+    needsWhat(false, request.headers['if-none-match'], false)
     if (await hold(request, reply, deps, { ms: asked.wait, etag: () => etagNow(asked, maxBytes), changed: asked.changed })) return reply
   }
   return sendAnswer(request, reply, etagNow(asked, maxBytes), () => asked.question.answer().bytes)

@@ -175,7 +175,7 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
     const key = keyOf(what, Object.fromEntries(FIELDS[what].map((f) => [f, filter[f]?.[0]])) as Fields<typeof what>)
     const wait = readWait(waitText)
     if (wait !== undefined) {
-      needsWhat(false, request.headers['if-none-match'])
+      needsWhat(false, request.headers['if-none-match'], false)
       // Only a change of this key looks at the request.
       const waiting = { ms: wait, etag: () => etagOf(deps.provisioning.entry(what, key).tag, 0), moves: () => [{ what, filter }] }
       if (await hold(request, reply, deps, waiting)) return reply

@@ -53,10 +53,12 @@ export interface WaitDeps {
   waits: Pool
 }
 
-/** Refuses `wait` without what says what "changed" means. */
-export function needsWhat (since: boolean, ifNoneMatch: string | undefined): void {
+/** Refuses `wait` without what says what "changed" means; a route that takes no `since` (`takesSince` false) names If-None-Match alone. */
+export function needsWhat (since: boolean, ifNoneMatch: string | undefined, takesSince = true): void {
   if (!since && ifNoneMatch === undefined) {
-    throw badRequest('wait', 'wait holds a question until its answer changes: give since (the cursor of an earlier answer), or If-None-Match (the ETag of an earlier answer), with it')
+    throw badRequest('wait', takesSince
+      ? 'wait holds a question until its answer changes: give since (the cursor of an earlier answer), or If-None-Match (the ETag of an earlier answer), with it'
+      : 'wait holds this question until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)')
   }
 }
 

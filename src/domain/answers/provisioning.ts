@@ -52,8 +52,18 @@ export function answerCache (): RecentlyUsed<Answer> {
   return new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.tag.length) + ANSWER_OVERHEAD })
 }
 
-/** The refusal of a cursor of another generation than the bucket's: the list is to be read again. */
-export function cursorExpired (what: What): ProvisionerError {
+/** 2000-01-01 in nanoseconds: a generation before it is no time a bucket was created. */
+const EARLIEST_GENERATION = '946684800000000000'
+
+/**
+ * The refusal of a cursor of an older generation than the bucket's: the list is to be read again.
+ * A generation that is no creation time at all (`since=1-1`, mistyped) is not said to be a bucket
+ * deleted and created again.
+ */
+export function cursorExpired (what: What, since?: Cursor): ProvisionerError {
+  if (since !== undefined && compareGenerations(since.generation, EARLIEST_GENERATION) < 0) {
+    return new ProvisionerError('CURSOR_EXPIRED', `since "${formatCursor(since.revision, since.generation)}" is not a cursor this service gave: its generation, ${since.generation}, is no time bucket ${BUCKETS[what]} was created; ask the list again without since and follow the cursor its answer gives`, 'since')
+  }
   return new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
 }
 
@@ -248,7 +258,7 @@ function read (views: AnsweredViews, query: Query): { contents: Contents, stale:
   if (since !== undefined) {
     const order = compareGenerations(since.generation, contents.generation)
     if (order < 0) {
-      throw cursorExpired(query.what)
+      throw cursorExpired(query.what, since)
     }
     if (order > 0) {
       throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
