@@ -344,7 +344,7 @@ describe('GET /v1/token/self', () => {
 })
 
 describe('open to everyone', () => {
-  test.each(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css'])('%s', async (path) => {
+  test.each(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css', '/', '/page/main.js', '/page/page.css'])('%s', async (path) => {
     const got = await get(path)
     expect(got.status).toBe(200)
   })

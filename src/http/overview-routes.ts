@@ -130,7 +130,7 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
         const { wait, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
         if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
-        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await deps.provisioning.changed([deps.provisioning.moves(query)], ms, signal) }
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await deps.provisioning.changed([query], ms, signal) }
       })
       return await sendTagged(request, reply, asked, maxBytes, deps)
     })

@@ -115,7 +115,7 @@ function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
         needsWhat(since !== undefined, request.headers['if-none-match'])
         const waiting: Waiting = since !== undefined
           ? { ms: wait, since: { ...query, since } }
-          : { ms: wait, etag: () => etagNow(asked, maxBytes), moves: () => [deps.provisioning.moves(query)] }
+          : { ms: wait, etag: () => etagNow(asked, maxBytes), moves: () => [query] }
         if (await hold(request, reply, deps, waiting)) return reply
       }
       return sendAnswer(request, reply, etagNow(asked, maxBytes), () => question.answer().bytes)
