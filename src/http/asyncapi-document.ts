@@ -72,24 +72,18 @@ function sseFields (type: string, id: string): Json {
   }, { description: 'The event\'s Server-Sent Events fields beside `data:` (which is the payload, one JSON document).' }))
 }
 
-export function asyncApiDocument (version: string): Json {
-  const questions = Object.keys(Answers) as Array<keyof typeof Answers>
-  const schemas: Json = {
-    ErrorBody: plain(ErrorBody),
-    OutOfShape: plain(OutOfShape),
-    SyncedEvent: plain(Synced),
-    StaleEvent: plain(Stale),
-    LiveEvent: plain(Live),
-    ResetEvent: plain(Reset),
-    PingAnswer: plain(PingAnswer),
-    InfoAnswer: plain(InfoAnswer),
-    StatsAnswer: plain(StatsAnswer)
-  }
-  const channels: Json = {}
-  const operations: Json = {}
-  const messages: Json = {}
+/** The document's four maps, filled channel by channel (their keys' order is the document's). */
+interface Parts { schemas: Json, messages: Json, channels: Json, operations: Json }
 
-  // The verb: one channel for the questions, one for the replies (the requester's inbox).
+/** The `query` binding of a stream: the filters it is narrowed by. */
+function streamQuery (what: keyof typeof NARROWED_BY, description: string): Json {
+  const filters: Record<string, TSchema> = {}
+  for (const field of NARROWED_BY[what]) filters[field] = Type.Optional(RequestFields[field])
+  return { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description })), bindingVersion: '0.3.0' } }
+}
+
+/** The verb's messages, one request and one answer for each question (and a bucket's facets); returns them by the channel that carries them. */
+function verbMessages ({ schemas, messages }: Parts, questions: ReadonlyArray<keyof typeof Answers>): { asked: Json, answered: Json } {
   const asked: Json = {}
   const answered: Json = {}
   for (const what of questions) {
@@ -114,6 +108,14 @@ export function asyncApiDocument (version: string): Json {
     payload: ref('#/components/schemas/ErrorBody')
   }
   answered['refusal'] = ref('#/components/messages/refusal')
+  return { asked, answered }
+}
+
+/** The verb: one channel for the questions, one for the replies (the requester's inbox). */
+function addVerb (parts: Parts): void {
+  const { channels, operations } = parts
+  const questions = Object.keys(Answers) as Array<keyof typeof Answers>
+  const { asked, answered } = verbMessages(parts, questions)
   channels['provisioning'] = {
     address: VERB_SUBJECT,
     title: 'The verb',
@@ -139,8 +141,10 @@ export function asyncApiDocument (version: string): Json {
       reply: { channel: ref('#/channels/provisioningReply'), messages: [`${what}Answer`, ...(isBucket(what) ? [`${what}Facets`] : []), 'refusal'].map((m) => ref(`#/channels/provisioningReply/messages/${m}`)) }
     }
   }
+}
 
-  // Discovery: the micro protocol's control subjects, each answered with an empty request.
+/** Discovery: the micro protocol's control subjects, each answered with an empty request. */
+function addDiscovery ({ messages, channels, operations }: Parts): void {
   const discovery = { PING: PingAnswer, INFO: InfoAnswer, STATS: StatsAnswer }
   for (const verb of Object.keys(discovery) as Array<keyof typeof discovery>) {
     const name = `${verb[0]}${verb.slice(1).toLowerCase()}`
@@ -168,8 +172,10 @@ export function asyncApiDocument (version: string): Json {
       reply: { channel: ref(`#/channels/discovery${name}Reply`), messages: [ref(`#/channels/discovery${name}Reply/messages/${name.toLowerCase()}Answer`)] }
     }
   }
+}
 
-  // The event streams: one channel for each bucket, one message for each event type.
+/** The event streams: one channel for each bucket, one message for each event type. */
+function addBucketStreams ({ schemas, channels, operations }: Parts): void {
   for (const what of WHATS) {
     const name = capital(what)
     schemas[`${name}Entry`] = plain(EntrySchemas[what])
@@ -184,8 +190,6 @@ export function asyncApiDocument (version: string): Json {
         payload: schema
       }
     }
-    const filters: Record<string, TSchema> = {}
-    for (const field of NARROWED_BY[what]) filters[field] = Type.Optional(RequestFields[field])
     channels[`${what}Events`] = {
       address: `/v1/${what}/events`,
       title: `${name} events`,
@@ -202,11 +206,13 @@ export function asyncApiDocument (version: string): Json {
       summary: `Sends ${what}'s events to a client that opened the stream.`,
       channel: ref(`#/channels/${what}Events`),
       messages: Object.keys(events).map((type) => ref(`#/channels/${what}Events/messages/${type}`)),
-      bindings: { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description: 'The list\'s filters (and `lastEventId`, `access_token`: see the OpenAPI document).' })), bindingVersion: '0.3.0' } }
+      bindings: streamQuery(what, 'The list\'s filters (and `lastEventId`, `access_token`: see the OpenAPI document).')
     }
   }
+}
 
-  // The live rows: one channel for each kind of row, a put and a delete message for it.
+/** The live rows: one channel for each kind of row, a put and a delete message for it. */
+function addRowStreams ({ channels, operations }: Parts): void {
   for (const what of OVERVIEWS) {
     const name = capital(what)
     const data = rowEventData(what)
@@ -216,8 +222,6 @@ export function asyncApiDocument (version: string): Json {
     for (const [type, schema] of Object.entries(data) as Array<[keyof typeof data, TSchema]>) {
       channelMessages[type] = { name: type, title: `${type} (${what})`, contentType: 'application/json', headers: sseFields(type, ids[type]), payload: plain(schema) }
     }
-    const filters: Record<string, TSchema> = {}
-    for (const field of NARROWED_BY[what]) filters[field] = Type.Optional(RequestFields[field])
     channels[`${what}Events`] = {
       address: `/v1/${what}/events`,
       title: `${name} events`,
@@ -234,10 +238,33 @@ export function asyncApiDocument (version: string): Json {
       summary: `Sends the ${what} rows to a client that opened the stream.`,
       channel: ref(`#/channels/${what}Events`),
       messages: Object.keys(data).map((type) => ref(`#/channels/${what}Events/messages/${type}`)),
-      bindings: { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description: 'The rows\' filters (and `lastEventId`, `access_token`: see the OpenAPI document).' })), bindingVersion: '0.3.0' } }
+      bindings: streamQuery(what, 'The rows\' filters (and `lastEventId`, `access_token`: see the OpenAPI document).')
     }
   }
+}
 
+export function asyncApiDocument (version: string): Json {
+  const parts: Parts = {
+    schemas: {
+      ErrorBody: plain(ErrorBody),
+      OutOfShape: plain(OutOfShape),
+      SyncedEvent: plain(Synced),
+      StaleEvent: plain(Stale),
+      LiveEvent: plain(Live),
+      ResetEvent: plain(Reset),
+      PingAnswer: plain(PingAnswer),
+      InfoAnswer: plain(InfoAnswer),
+      StatsAnswer: plain(StatsAnswer)
+    },
+    channels: {},
+    operations: {},
+    messages: {}
+  }
+  addVerb(parts)
+  addDiscovery(parts)
+  addBucketStreams(parts)
+  addRowStreams(parts)
+  const { schemas, messages, channels, operations } = parts
   return {
     asyncapi: '3.1.0',
     info: {
