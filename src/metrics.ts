@@ -47,13 +47,28 @@ export interface MetricSources {
  */
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
 
-/** `views` is read at scrape time only, so metrics can exist before the views do. */
+/** `views` is read at scrape time only, so metrics can exist before the views do. A metric goes in its family's function below. */
 export function createMetrics (views: () => Views, defaults = true, sources: MetricSources = {}): Metrics {
   const registry = new Registry()
   if (defaults) {
     collectDefaultMetrics({ register: registry })
     for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name)
   }
+  const requests = requestMetrics(registry)
+  viewMetrics(registry, views)
+  sourceMetrics(registry, sources)
+  if (sources.totals !== undefined) meshMetrics(registry, sources.totals)
+  new Gauge({ // eslint-disable-line no-new
+    name: 'mesh_provisioner_nats_connected',
+    help: '1 while the NATS connection is up.',
+    registers: [registry],
+    collect () { this.set(views().connected() ? 1 : 0) }
+  })
+  return { registry, ...requests, ...registryMetrics(registry), ...streamMetrics(registry) }
+}
+
+/** The requests each face answered: a count by outcome and the latency. */
+function requestMetrics (registry: Registry): Pick<Metrics, 'observe'> {
   const requests = new Counter({
     name: 'mesh_provisioner_requests_total',
     help: 'Requests answered, by face (bus, http), route or question, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.',
@@ -67,6 +82,16 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry]
   })
+  return {
+    observe (face, route, outcome, seconds) {
+      requests.inc({ face, route, outcome })
+      latency.observe({ face, route }, seconds)
+    }
+  }
+}
+
+/** The views, one series a bucket, read at scrape time. */
+function viewMetrics (registry: Registry, views: () => Views): void {
   const perBucket = (name: string, help: string, read: (s: ViewStatus) => number) => new Gauge({
     name,
     help,
@@ -92,6 +117,10 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
       }
     }
   })
+}
+
+/** The process's readiness, its streams' bound and each node's last write: each only when its source is given. */
+function sourceMetrics (registry: Registry, sources: MetricSources): void {
   const flag = (name: string, help: string, read: (() => boolean) | undefined): void => {
     if (read === undefined) return
     new Gauge({ name, help, registers: [registry], collect () { this.set(read() ? 1 : 0) } }) // eslint-disable-line no-new
@@ -116,53 +145,52 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
       }
     })
   }
-  const totals = sources.totals
-  if (totals !== undefined) {
-    // Read once a scrape for the three: each walks every module row (kept rows: no entry is read).
-    let read: { at: number, totals: Totals | undefined } | undefined
-    const now = (): Totals | undefined => {
-      const at = Date.now()
-      if (read === undefined || at - read.at > 50) read = { at, totals: totals() }
-      return read.totals
-    }
-    new Gauge({ // eslint-disable-line no-new
-      name: 'mesh_provisioner_modules',
-      help: 'Module rows (a module on a node with needs or an applied entry) in each state: unapplied, pending, applied, orphaned; absent while needs or applied cannot be read.',
-      labelNames: ['state'] as const,
-      registers: [registry],
-      collect () {
-        this.reset()
-        const t = now()
-        if (t !== undefined) for (const state of MODULE_STATES) this.set({ state }, t.states[state])
-      }
-    })
-    new Gauge({ // eslint-disable-line no-new
-      name: 'mesh_provisioner_waiting_since_timestamp_seconds',
-      help: 'The earliest waitingSince of the mesh: when the need that has waited longest to be applied was written; absent while nothing waits.',
-      registers: [registry],
-      collect () {
-        this.reset()
-        const ms = now()?.waitingSinceMs
-        if (ms !== undefined) this.set(ms / 1000)
-      }
-    })
-    new Gauge({ // eslint-disable-line no-new
-      name: 'mesh_provisioner_needs_unanswered',
-      help: 'Needs of a kind that no entry of the registry answers: no domain will ever provide them.',
-      registers: [registry],
-      collect () {
-        this.reset()
-        const t = now()
-        if (t !== undefined) this.set(t.unanswered)
-      }
-    })
+}
+
+/** The mesh at a glance: module rows per state, the longest wait, unanswered needs. */
+function meshMetrics (registry: Registry, totals: () => Totals | undefined): void {
+  // Read once a scrape for the three: each walks every module row (kept rows: no entry is read).
+  let read: { at: number, totals: Totals | undefined } | undefined
+  const now = (): Totals | undefined => {
+    const at = Date.now()
+    if (read === undefined || at - read.at > 50) read = { at, totals: totals() }
+    return read.totals
   }
   new Gauge({ // eslint-disable-line no-new
-    name: 'mesh_provisioner_nats_connected',
-    help: '1 while the NATS connection is up.',
+    name: 'mesh_provisioner_modules',
+    help: 'Module rows (a module on a node with needs or an applied entry) in each state: unapplied, pending, applied, orphaned; absent while needs or applied cannot be read.',
+    labelNames: ['state'] as const,
     registers: [registry],
-    collect () { this.set(views().connected() ? 1 : 0) }
+    collect () {
+      this.reset()
+      const t = now()
+      if (t !== undefined) for (const state of MODULE_STATES) this.set({ state }, t.states[state])
+    }
   })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'mesh_provisioner_waiting_since_timestamp_seconds',
+    help: 'The earliest waitingSince of the mesh: when the need that has waited longest to be applied was written; absent while nothing waits.',
+    registers: [registry],
+    collect () {
+      this.reset()
+      const ms = now()?.waitingSinceMs
+      if (ms !== undefined) this.set(ms / 1000)
+    }
+  })
+  new Gauge({ // eslint-disable-line no-new
+    name: 'mesh_provisioner_needs_unanswered',
+    help: 'Needs of a kind that no entry of the registry answers: no domain will ever provide them.',
+    registers: [registry],
+    collect () {
+      this.reset()
+      const t = now()
+      if (t !== undefined) this.set(t.unanswered)
+    }
+  })
+}
+
+/** The registry writer's runs, counted as they end. */
+function registryMetrics (registry: Registry): Pick<Metrics, 'registryRun'> {
   const runs = new Counter({
     name: 'mesh_provisioner_registry_runs_total',
     help: 'Registry writer runs, by outcome.',
@@ -185,6 +213,20 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
     labelNames: ['action'] as const,
     registers: [registry]
   })
+  return {
+    registryRun (run) {
+      runs.inc({ outcome: run.ok ? 'ok' : 'failed' })
+      lastRunOk.set(run.ok ? 1 : 0)
+      lastRunAt.set(Date.parse(run.at) / 1000)
+      kinds.inc({ action: 'wrote' }, run.wrote.length)
+      kinds.inc({ action: 'left' }, run.left.length)
+      kinds.inc({ action: 'deleted' }, run.deleted.length)
+    }
+  }
+}
+
+/** The gateway's token refusals and its event streams. */
+function streamMetrics (registry: Registry): Pick<Metrics, 'refused' | 'streamOpened' | 'streamClosed' | 'eventSent'> {
   const refusals = new Counter({
     name: 'mesh_provisioner_http_refused_total',
     help: 'Requests the gateway\'s token check refused, by reason: missing (no token), unknown (a token it does not know), forbidden (a token that may not read this).',
@@ -203,19 +245,6 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
     registers: [registry]
   })
   return {
-    registry,
-    observe (face, route, outcome, seconds) {
-      requests.inc({ face, route, outcome })
-      latency.observe({ face, route }, seconds)
-    },
-    registryRun (run) {
-      runs.inc({ outcome: run.ok ? 'ok' : 'failed' })
-      lastRunOk.set(run.ok ? 1 : 0)
-      lastRunAt.set(Date.parse(run.at) / 1000)
-      kinds.inc({ action: 'wrote' }, run.wrote.length)
-      kinds.inc({ action: 'left' }, run.left.length)
-      kinds.inc({ action: 'deleted' }, run.deleted.length)
-    },
     refused (reason) {
       refusals.inc({ reason })
     },
