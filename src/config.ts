@@ -162,8 +162,8 @@ function flag (name: string, value: string | undefined, fallback: boolean): bool
   return fail(name, value, 'it takes true or false')
 }
 
-/** Reads the whole configuration from `env`; `readText` reads the files settings name. */
-export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p, 'utf8')): Readonly<Config> {
+/** How the service signs in to NATS and its TLS files, each file read once to fail at start. */
+function natsAccess (env: Env, readText: ReadText): Omit<Config['nats'], 'servers'> {
   const user = text(env, 'NATS_USER')
   const pass = secret(env, 'NATS_PASSWORD', readText)
   const token = secret(env, 'NATS_TOKEN', readText)
@@ -184,29 +184,35 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
   for (const [name, path] of [['NATS_TLS_CA', caFile], ['NATS_TLS_CERT', certFile], ['NATS_TLS_KEY', keyFile]] as const) {
     if (path !== undefined) readFrom(name, path, readText)
   }
+  const tls = caFile === undefined && certFile === undefined
+    ? undefined
+    : defined({ caFile, certFile, keyFile: certFile === undefined ? undefined : keyFile as string })
+  return defined({ creds, user, pass: user === undefined ? undefined : pass as string, token, tls })
+}
 
+/** The registry's domain table: REGISTRY_DOMAINS_FILE's, or the default one. */
+function registryDomains (env: Env, readText: ReadText): Pick<Config['registry'], 'domains' | 'domainsFile'> {
+  const domainsFile = text(env, 'REGISTRY_DOMAINS_FILE')
+  if (domainsFile === undefined) return { domains: DEFAULT_DOMAINS }
+  try {
+    return { domains: parseDomainTable(readFrom('REGISTRY_DOMAINS_FILE', domainsFile, readText), domainsFile), domainsFile }
+  } catch (err) {
+    if (err instanceof DomainTableError) fail('REGISTRY_DOMAINS_FILE', undefined, err.message, 'DOMAIN_TABLE_INVALID')
+    throw err
+  }
+}
+
+/** Reads the whole configuration from `env`; `readText` reads the files settings name. */
+export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p, 'utf8')): Readonly<Config> {
+  const nats = natsAccess(env, readText)
   const subject = text(env, 'PROVISIONING_SUBJECT') ?? 'mesh-provisioner.provisioning'
   if (!SUBJECT.test(subject)) fail('PROVISIONING_SUBJECT', subject, 'it takes a NATS subject without wildcards, like mesh-provisioner.provisioning')
 
   const logLevel = text(env, 'LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', logLevel, `it takes one of ${LOG_LEVELS.join(', ')}`)
 
-  const domainsFile = text(env, 'REGISTRY_DOMAINS_FILE')
-  let domains = DEFAULT_DOMAINS
-  if (domainsFile !== undefined) {
-    try {
-      domains = parseDomainTable(readFrom('REGISTRY_DOMAINS_FILE', domainsFile, readText), domainsFile)
-    } catch (err) {
-      if (err instanceof DomainTableError) fail('REGISTRY_DOMAINS_FILE', undefined, err.message, 'DOMAIN_TABLE_INVALID')
-      throw err
-    }
-  }
-
+  const { domains, domainsFile } = registryDomains(env, readText)
   const replicas = whole('REGISTRY_REPLICAS', text(env, 'REGISTRY_REPLICAS') ?? '1', 1, 5, 'it takes a whole number from 1 to 5')
-
-  const tls = caFile === undefined && certFile === undefined
-    ? undefined
-    : defined({ caFile, certFile, keyFile: certFile === undefined ? undefined : keyFile as string })
 
   const corsOrigins = (text(env, 'CORS_ORIGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
   for (const o of corsOrigins) {
@@ -218,7 +224,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
   const config: Config = {
     nats: {
       servers: servers(text(env, 'NATS_URL') ?? 'nats://127.0.0.1:4222'),
-      ...defined({ creds, user, pass: user === undefined ? undefined : pass as string, token, tls })
+      ...nats
     },
     http: {
       host,

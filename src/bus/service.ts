@@ -60,16 +60,8 @@ function readPayload (text: string): unknown {
   }
 }
 
-/** One micro service serving the verb until it stops. */
-async function serve ({ nc, provisioning, subject, version, log, metrics }: BusOptions): Promise<Service> {
-  const service = await nc.services.add({
-    name: SERVICE_NAME,
-    version,
-    description: 'The mesh provisioner\'s server: which domain answers which kind of placeholder (registry), what each module needs, what is applied where, and the items of every collection. Reads only.',
-    queue: SERVICE_NAME
-  })
-
-  let countError: (err: Error) => void = () => {}
+/** The verb's handler: reads the payload, answers it or refuses, and counts each refusal through `errors` (in $SRV.STATS). */
+function answering ({ nc, provisioning, log, metrics }: BusOptions, errors: { count: (err: Error) => void }): (msg: ServiceMsg) => void {
   /**
    * The questions of recent payloads, for the answer size they were read for: the same text is the
    * same question. Bounded by what they hold; their answers are the answer cache's to count.
@@ -105,12 +97,26 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
       // A header value cannot hold CR or LF (nats.js throws and the reply becomes a bodiless 500).
       const text = e.message.replace(/[\r\n]+/g, ' ')
       msg.respondError(MICRO_CODE[e.code], text, utf8.encode(JSON.stringify(e.toBody())))
-      countError(new Error(`${MICRO_CODE[e.code]} ${e.code}: ${text}`))
+      errors.count(new Error(`${MICRO_CODE[e.code]} ${e.code}: ${text}`))
     } finally {
       if (!deferred) metrics?.observe('bus', route, outcome, Number(process.hrtime.bigint() - started) / 1e9)
     }
   }
+  return handle
+}
 
+/** One micro service serving the verb until it stops. */
+async function serve (opts: BusOptions): Promise<Service> {
+  const { nc, subject, version } = opts
+  const service = await nc.services.add({
+    name: SERVICE_NAME,
+    version,
+    description: 'The mesh provisioner\'s server: which domain answers which kind of placeholder (registry), what each module needs, what is applied where, and the items of every collection. Reads only.',
+    queue: SERVICE_NAME
+  })
+  // Counts nothing until the endpoint is added: nothing is answered before.
+  const errors = { count: (_err: Error): void => {} }
+  const handle = answering(opts, errors)
   service.addEndpoint(ENDPOINT_NAME, {
     subject,
     // nats.js closes the whole service on a subscription error before a handler sees it; the
@@ -122,7 +128,7 @@ async function serve ({ nc, provisioning, subject, version, log, metrics }: BusO
     }
   })
   try {
-    countError = endpointErrorCounter(service, ENDPOINT_NAME)
+    errors.count = endpointErrorCounter(service, ENDPOINT_NAME)
     // Served means the server has the subscriptions: a request sent right after finds a responder.
     await nc.flush()
   } catch (err) {
