@@ -9,7 +9,7 @@ import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewQuery } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import type { AnsweredViews } from './port.js'
-import { bucketsOf, keeps, readMesh } from './overview.js'
+import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { touched, type Mesh, type Rows } from './rows.js'
 
 /** A row put (its JSON as in answers) or deleted (`{"node"}`, `{"node","module"}`). */

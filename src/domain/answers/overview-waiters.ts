@@ -5,7 +5,7 @@
 
 import type { OverviewQuery } from '../wire/request.js'
 import type { AnsweredViews } from './port.js'
-import { bucketsOf, keeps, readMesh } from './overview.js'
+import { bucketsOf, keeps, readMesh } from './mesh.js'
 import type { Before, Mesh, ModuleLine, Rows } from './rows.js'
 
 interface Group {

@@ -7,7 +7,8 @@ import { hash } from 'node:crypto'
 import type { OverviewQuery } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import type { AnsweredViews } from './port.js'
-import { Answer, answerCache, type AskOptions } from './provisioning.js'
+import { Answer, answerCache, type AskOptions } from './answer.js'
+import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { pageOf, type Row } from './pages.js'
 import { nodesOf, noModule, noNode, Rows, type Kept, type Mesh } from './rows.js'
 import { OverviewWaiters } from './overview-waiters.js'
@@ -15,12 +16,6 @@ import { LiveRows } from './live-rows.js'
 import type { ModuleState } from '../wire/schemas.js'
 
 export { isoNanos, noModule, noNode, stateOf } from './rows.js'
-
-/** Whether a filter keeps a row's field value (the Query's filter, whatever it holds). */
-export function keeps (filter: OverviewQuery['filter'], field: string, value: string): boolean {
-  const wanted = filter[field]
-  return wanted === undefined || wanted.includes(value)
-}
 
 /** One question across buckets asked again and again: its answer is kept while its tag holds. */
 export interface OverviewQuestion {
@@ -65,22 +60,6 @@ function digest (json: string | Buffer): string {
 
 /** The module rows per state, the earliest waitingSince (ms since the epoch) and the unanswered needs of the whole mesh. */
 export interface Totals { states: Record<ModuleState, number>, waitingSinceMs: number | undefined, unanswered: number }
-
-type Bucket = 'needs' | 'applied' | 'collect'
-
-/** The buckets an overview reads, each refusing as its own answers do; the registry when it can be read. */
-export function readMesh (views: AnsweredViews, buckets: readonly Bucket[]): Mesh {
-  // Each refuses as its own answers do: a missing or loading bucket is named.
-  const held = Object.fromEntries(buckets.map((b) => [b, views.byWhat[b].read()]))
-  // A registry that cannot be read answers no kind: every need stands unanswered until it can.
-  let registry: Contents | undefined
-  try {
-    registry = views.byWhat.registry.read()
-  } catch {}
-  return { ...held, registry, stale: buckets.some((b) => views.byWhat[b].stale) } as unknown as Mesh
-}
-
-export const bucketsOf = (query: OverviewQuery): Bucket[] => query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
 
 /** The state of the buckets an answer to `query` reads: while it holds, the answer is the same. */
 function readState (views: AnsweredViews, query: OverviewQuery): string {

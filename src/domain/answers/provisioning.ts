@@ -2,7 +2,7 @@
 // narrowed, paged and cut to fit, or (with `since`) the changes after a cursor (SPEC §8). Both
 // transports answer with exactly these bytes; the event stream reads the same changes one by one.
 
-import { RecentlyUsed } from './recently-used.js'
+import { Answer, answerCache, type AskOptions } from './answer.js'
 import { facetsJson } from './facets.js'
 import { createOverviews, type Overviews } from './overview.js'
 import { Waiters, type Waiter } from './waiters.js'
@@ -17,41 +17,6 @@ import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
 
-/** An answer document as the transports send it, and the state it was built from. */
-export class Answer {
-  /**
-   * Its UTF-8 bytes, encoded once: a repeated question on a quiet bucket gets the same answer from
-   * the cache, and encoding 13 KB on every request was a fifth to a third of either face's time.
-   * Only the bytes are kept, so what the answer cache counts is what it holds.
-   */
-  readonly bytes: Buffer
-
-  constructor (
-    /** The answer document, serialized (or already encoded): everything a client reads is in here. */
-    json: string | Buffer,
-    /** The state it was built from (see Provisioning.tag). */
-    readonly tag: string
-  ) {
-    this.bytes = typeof json === 'string' ? Buffer.from(json) : json
-  }
-
-  /** The document as text (decoded again: for tests and tools, never on the hot path). */
-  get json (): string {
-    return this.bytes.toString()
-  }
-}
-
-/** The answer cache's bound: the bytes of the answers it keeps. */
-const ANSWER_CACHE_BYTES = 16 * 1024 * 1024
-const ANSWER_CACHE_ENTRIES = 1024
-/** What an answer holds beyond its bytes and its key: the object, its tag, the cache's slot. */
-const ANSWER_OVERHEAD = 256
-
-/** A cache of answers bounded by the bytes they hold: the bucket questions' and the overviews' own. */
-export function answerCache (): RecentlyUsed<Answer> {
-  return new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.tag.length) + ANSWER_OVERHEAD })
-}
-
 /** 2000-01-01 in nanoseconds: a generation before it is no time a bucket was created. */
 const EARLIEST_GENERATION = '946684800000000000'
 
@@ -65,13 +30,6 @@ export function cursorExpired (what: What, since?: Cursor): ProvisionerError {
     return new ProvisionerError('CURSOR_EXPIRED', `since "${formatCursor(since.revision, since.generation)}" is not a cursor this service gave: its generation, ${since.generation}, is no time bucket ${BUCKETS[what]} was created; ask the list again without since and follow the cursor its answer gives`, 'since')
   }
   return new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
-}
-
-export interface AskOptions {
-  /** The most bytes the serialized answer may take (the bus: the connection's max payload). */
-  maxBytes?: number
-  /** The limit when the query gives none. */
-  defaultLimit?: number
 }
 
 export interface Snapshot {
@@ -167,6 +125,7 @@ export function noEntry (what: What, key: string): ProvisionerError {
 }
 
 export { narrowing, type Change, type Narrowing } from './selection.js'
+export { Answer, type AskOptions } from './answer.js'
 
 /** How long a question waits for this instance to reach a cursor another one gave. */
 const CATCH_UP_MS = 2000
