@@ -361,6 +361,22 @@ function answerKey (query: Query, opts: AskOptions): string {
   return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
 }
 
+/** The answer document to `query` from the views as they are: the facets, the list, or the changes after its cursor. */
+function answerJson (views: AnsweredViews, query: Query, opts: AskOptions, memo?: RevisionMemo): string {
+  const { what, filter, after } = query
+  const { contents, stale } = read(views, query)
+  const n = narrowing(what, filter)
+  const revision = contents.revisionFor(n.positions, memo)
+  const limit = query.limit ?? opts.defaultLimit ?? Infinity
+  const budget = (opts.maxBytes ?? Infinity) - FRAME
+  const head = { what, contents, stale }
+  return query.by !== undefined
+    ? facetsJson({ ...head, by: query.by, revision, after, limit, budget }, n)
+    : query.since === undefined
+      ? list(head, n, revision, after, limit, budget)
+      : since(head, n, query.since.revision, limit, budget)
+}
+
 export function createProvisioning (views: AnsweredViews): Provisioning {
   const waiters = new Map<What, Waiters>()
   const waitersOf = (what: What): Waiters => {
@@ -373,21 +389,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
 
   /** The answer kept under `key` for the state `madeFrom` names, else built now (read in the same turn as it). */
   function answerOf (query: Query, opts: AskOptions, key: string, madeFrom: string, memo?: RevisionMemo): Answer {
-    return cache.obtain(key, madeFrom, () => {
-      const { what, filter, after } = query
-      const { contents, stale } = read(views, query)
-      const n = narrowing(what, filter)
-      const revision = contents.revisionFor(n.positions, memo)
-      const limit = query.limit ?? opts.defaultLimit ?? Infinity
-      const budget = (opts.maxBytes ?? Infinity) - FRAME
-      const head = { what, contents, stale }
-      const json = query.by !== undefined
-        ? facetsJson({ ...head, by: query.by, revision, after, limit, budget }, n)
-        : query.since === undefined
-          ? list(head, n, revision, after, limit, budget)
-          : since(head, n, query.since.revision, limit, budget)
-      return new Answer(json, madeFrom)
-    })
+    return cache.obtain(key, madeFrom, () => new Answer(answerJson(views, query, opts, memo), madeFrom))
   }
 
   function ask (query: Query, opts: AskOptions = {}): Answer {
