@@ -132,5 +132,5 @@ test(`the views, event streams and since pollers end equal to NATS after ${SOAK_
     }
   }, { timeout: 30_000, interval: 250 })
   console.log(`soak on nats-server ${version}: ${SOAK_MS} ms, ${writes.join('/')} writes (needs/applied/collect), faults: ${happened.join(', ')}; ` +
-    `stream resets ${streams.map((s) => s.resets).join('/')}, since re-lists ${httpPollers.map((p) => p.relisted).join('/')} (HTTP) ${verbPollers.map((p) => p.relisted).join('/')} (bus); ${rss.at(-1) ?? ''}`)
+    `refusals ${JSON.stringify([...httpPollers, ...verbPollers].flatMap((p) => p.refusals))}; stream resets ${streams.map((s) => s.resets).join('/')}, since re-lists ${httpPollers.map((p) => p.relisted).join('/')} (HTTP) ${verbPollers.map((p) => p.relisted).join('/')} (bus); ${rss.at(-1) ?? ''}`)
 }, SOAK_MS + 120_000)
