@@ -131,6 +131,12 @@ test(`the views, event streams and since pollers end equal to NATS after ${SOAK_
       expect(sorted((verbPollers[i] as SincePoller).held), `the ${what} since poller on the bus (answers: ${JSON.stringify([...(verbPollers[i] as SincePoller).statuses])})`).toEqual(truth[what])
     }
   }, { timeout: 30_000, interval: 250 })
+  // Only applied is created again: a follower of the others is never told to read its list again.
+  for (const [i, what] of CLIENTS.entries()) {
+    if (what === 'applied') continue
+    for (const p of [httpPollers[i], verbPollers[i]] as SincePoller[]) expect(p.refusals, `410s to a since poller of ${what}`).toEqual([])
+    expect((streams[i] as StreamFollower).resets, `resets of the ${what} event stream`).toBe(0)
+  }
   console.log(`soak on nats-server ${version}: ${SOAK_MS} ms, ${writes.join('/')} writes (needs/applied/collect), faults: ${happened.join(', ')}; ` +
     `refusals ${JSON.stringify([...httpPollers, ...verbPollers].flatMap((p) => p.refusals))}; stream resets ${streams.map((s) => s.resets).join('/')}, since re-lists ${httpPollers.map((p) => p.relisted).join('/')} (HTTP) ${verbPollers.map((p) => p.relisted).join('/')} (bus); ${rss.at(-1) ?? ''}`)
 }, SOAK_MS + 120_000)
