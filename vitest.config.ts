@@ -10,6 +10,7 @@ const ON_BOTH_SERVERS = [
   'test/faults.test.ts',
   'test/kv-feed.test.ts',
   'test/nats-defects.test.ts',
+  'test/nats-fence.test.ts',
   'test/soak.test.ts',
   'test/views.test.ts'
 ]

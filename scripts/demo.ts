@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import { pino } from 'pino'
 import { loadConfig } from '../src/config.js'
-import { StartError } from '../src/domain/start-error.js'
+import { StartError } from '../src/start-error.js'
 import { startService } from '../src/service.js'
 import { VERSION } from '../src/version.js'
 import { NatsServer, natsServerBin } from '../testkit/nats-server.js'

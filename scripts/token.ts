@@ -3,7 +3,7 @@
 // its SHA-256.
 
 import { parseArgs } from 'node:util'
-import { StartError } from '../src/domain/start-error.js'
+import { StartError } from '../src/start-error.js'
 import { newToken } from '../src/http/tokens.js'
 
 const USAGE = 'usage: npm run token -- --name <who> --nodes <"*" or node,node,...> [--metrics]'

@@ -4,10 +4,10 @@
 
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import { readDuration } from './duration.js'
+import { readDuration, readWhole } from './domain/wire/numbers.js'
 import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry/registry-table.js'
-import { parseDomainTable } from './domain/registry/registry.js'
-import { StartError, type StartErrorCode } from './domain/start-error.js'
+import { DomainTableError, parseDomainTable } from './domain/registry/registry.js'
+import { StartError, type StartErrorCode } from './start-error.js'
 import { loadTls, type TlsFiles } from './http/tls.js'
 import { parseTokens, type Token } from './http/tokens.js'
 import { defined } from './domain/defined.js'
@@ -140,19 +140,11 @@ function httpsFiles (env: Env, readText: ReadText): TlsFiles | undefined {
   return { certFile, keyFile }
 }
 
-function port (value: string): number {
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) fail('HTTP_PORT', value, 'it takes a port number from 0 to 65535 (0 picks a free one)')
-  return Number(value)
-}
-
-function maxStreams (value: string): number {
-  if (!/^\d{1,6}$/.test(value) || Number(value) < 1) fail('HTTP_MAX_STREAMS', value, 'it takes a whole number of open event streams from 1 to 999999')
-  return Number(value)
-}
-
-function maxWaits (value: string): number {
-  if (!/^\d{1,6}$/.test(value) || Number(value) < 1) fail('HTTP_MAX_WAITS', value, 'it takes a whole number of requests held by wait from 1 to 999999')
-  return Number(value)
+/** A whole number setting from `least` to `most`, or the start stops naming it. */
+function whole (name: string, value: string, least: number, most: number, takes: string): number {
+  const parsed = readWhole(value)
+  if (parsed === undefined || parsed < least || parsed > most) fail(name, value, takes)
+  return parsed
 }
 
 function interval (value: string): number {
@@ -205,13 +197,12 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
     try {
       domains = parseDomainTable(readFrom('REGISTRY_DOMAINS_FILE', domainsFile, readText), domainsFile)
     } catch (err) {
-      if (err instanceof StartError && err.code === 'DOMAIN_TABLE_INVALID') fail('REGISTRY_DOMAINS_FILE', undefined, err.message, err.code)
+      if (err instanceof DomainTableError) fail('REGISTRY_DOMAINS_FILE', undefined, err.message, 'DOMAIN_TABLE_INVALID')
       throw err
     }
   }
 
-  const replicas = text(env, 'REGISTRY_REPLICAS') ?? '1'
-  if (!/^[1-5]$/.test(replicas)) fail('REGISTRY_REPLICAS', replicas, 'it takes a whole number from 1 to 5')
+  const replicas = whole('REGISTRY_REPLICAS', text(env, 'REGISTRY_REPLICAS') ?? '1', 1, 5, 'it takes a whole number from 1 to 5')
 
   const tls = caFile === undefined && certFile === undefined
     ? undefined
@@ -231,10 +222,10 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
     },
     http: {
       host,
-      port: port(text(env, 'HTTP_PORT') ?? '8080'),
+      port: whole('HTTP_PORT', text(env, 'HTTP_PORT') ?? '8080', 0, 65535, 'it takes a port number from 0 to 65535 (0 picks a free one)'),
       corsOrigins,
-      maxStreams: maxStreams(text(env, 'HTTP_MAX_STREAMS') ?? '1000'),
-      maxWaits: maxWaits(text(env, 'HTTP_MAX_WAITS') ?? '1000'),
+      maxStreams: whole('HTTP_MAX_STREAMS', text(env, 'HTTP_MAX_STREAMS') ?? '1000', 1, 999999, 'it takes a whole number of open event streams from 1 to 999999'),
+      maxWaits: whole('HTTP_MAX_WAITS', text(env, 'HTTP_MAX_WAITS') ?? '1000', 1, 999999, 'it takes a whole number of requests held by wait from 1 to 999999'),
       ...access(env, host, readText),
       ...defined({ tls: tlsFiles })
     },
@@ -244,7 +235,7 @@ export function loadConfig (env: Env, readText: ReadText = (p) => readFileSync(p
       domains,
       ...defined({ domainsFile }),
       createBucket: flag('REGISTRY_CREATE_BUCKET', text(env, 'REGISTRY_CREATE_BUCKET'), true),
-      replicas: Number(replicas)
+      replicas
     },
     metrics: { nodeLastWrite: flag('METRICS_NODE_LAST_WRITE', text(env, 'METRICS_NODE_LAST_WRITE'), true) },
     logLevel

@@ -4,7 +4,7 @@
 
 import { expect, test } from 'vitest'
 import { loadConfig, type Env } from './config.js'
-import { START_ERROR_CODES } from './domain/start-error.js'
+import { START_ERROR_CODES } from './start-error.js'
 import { EXIT_STATUS } from './exit-status.js'
 
 const files: Record<string, string> = {

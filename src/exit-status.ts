@@ -1,7 +1,7 @@
 // The one mapping of start error codes to the process's exit status (main exits with it): 2 when
 // the settings must change, 1 when what the service met refused it.
 
-import type { StartErrorCode } from './domain/start-error.js'
+import type { StartErrorCode } from './start-error.js'
 
 export const EXIT_STATUS: Readonly<Record<StartErrorCode, 1 | 2>> = {
   SETTING_INVALID: 2,

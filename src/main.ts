@@ -4,7 +4,7 @@
 
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.js'
-import { StartError } from './domain/start-error.js'
+import { StartError } from './start-error.js'
 import { EXIT_STATUS } from './exit-status.js'
 import { createLog } from './log.js'
 import { startService } from './service.js'

@@ -7,7 +7,7 @@ import { connect, credsAuthenticator, ErrorCode, NatsError, type ConnectionOptio
 import type { Config } from './config.js'
 import type { Logger } from './domain/logger.js'
 import { purgeDefect } from './domain/follow/server-defects.js'
-import { StartError } from './domain/start-error.js'
+import { StartError } from './start-error.js'
 import { defined } from './domain/defined.js'
 
 /** The prefix of every reply subject the service subscribes to. */

@@ -12,7 +12,7 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
-import { StartError } from './domain/start-error.js'
+import { StartError } from './start-error.js'
 import { buildApp } from './http/app.js'
 import { connectionBound } from './http/holds.js'
 import { readiness } from './http/operations.js'

@@ -1,7 +1,7 @@
 // Who may read, as an operator runs the process (SPEC §9, §6): the start refused for each unsafe or
 // contradictory setting, HTTPS with a certificate the test makes, SIGHUP re-reading the tokens and
 // the certificate without stopping, and a log at trace level through the whole session that holds
-// no token and no password.
+// no token and no password; SIGTERM exits 0 at once though an HTTP/2 client stopped reading.
 
 import { execFileSync } from 'node:child_process'
 import { once } from 'node:events'
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { connect as h2connect, type IncomingHttpHeaders } from 'node:http2'
 import { connect as tlsConnect } from 'node:tls'
 import { createHash, X509Certificate } from 'node:crypto'
 import { Agent } from 'undici'
@@ -153,8 +154,16 @@ test('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopp
     expect((await get('/v1/needs?node=g14', fresh.token)).status).toBe(200)
     expect(proc.exitCode).toBeNull()
 
+    // A client that stopped reading (a window of 0, one stream open) holds no stop up: close-with-grace
+    // would exit 1 after 8 s.
+    const unread = h2connect(base, { ca: second.cert, settings: { initialWindowSize: 0 } })
+    unread.on('error', () => {})
+    const stream = unread.request({ ':path': '/v1/needs?node=g14', authorization: `Bearer ${fresh.token}` })
+    stream.on('error', () => {})
+    expect((await new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve)))[':status']).toBe(200)
     proc.kill('SIGTERM')
     const [code] = await once(proc, 'exit')
+    unread.destroy()
     expect(code).toBe(0)
     const log = out()
     expect(log).toContain('"tokenName":"fresh"')

@@ -307,6 +307,12 @@ describe('GET /v1/token/self', () => {
   test('is 401 without a token or with one the gateway does not know', async () => {
     expect([(await get('/v1/token/self')).status, (await get('/v1/token/self', bearer('nope'))).status]).toEqual([401, 401])
   })
+
+  test.each(['foo=1', 'node=ace', 'wait=5s'])('takes no parameter: ?%s is 400 naming it', async (query) => {
+    const got = await get(`/v1/token/self?${query}`, bearer('ace'))
+    const name = query.split('=')[0] as string
+    expect([got.status, JSON.parse(got.body)]).toEqual([400, { error: { code: 'BAD_REQUEST', message: `"${name}" is not a parameter of GET /v1/token/self; it takes none`, field: name } }])
+  })
 })
 
 describe('open to everyone', () => {

@@ -1,12 +1,13 @@
 // The gateway's edges through real HTTP against a real nats-server: the one-entry routes (entry,
 // ETag, 304, 404, 400 naming the segment), every status with a code of its own (405 whatever the
 // body, Node's own client errors in the service's body, bounded quotes), a raw # in the request
-// line, one length limit for path segments on every route, and keys longer than 1024 bytes paged
-// through on both faces.
+// line, numbers and durations read whole, one length limit for path segments on every route, and
+// keys longer than 1024 bytes paged through on both faces.
 
 import { connect } from 'node:net'
 import type { NatsConnection } from 'nats'
 import { request } from './support/http.js'
+import { PER_CONNECTION_BYTES } from '../src/http/unsent.js'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { startSeeded, suiteFixture, untilWritten } from './support/service.js'
@@ -142,6 +143,28 @@ describe('one-entry routes', () => {
   })
 })
 
+describe('numbers and durations, read whole or not at all', () => {
+  // Number() would have taken 0x10 as 16 and " 5 " as 5.
+  test.each([
+    ['limit=0x10', 'limit', 'limit: "0x10" will not do; it takes a whole number from 1 to 10000'],
+    ['limit=%205%20', 'limit', 'limit: " 5 " will not do; it takes a whole number from 1 to 10000'],
+    ['limit=1e1', 'limit', 'limit: "1e1" will not do; it takes a whole number from 1 to 10000'],
+    ['wait=%205s', 'wait', 'wait: " 5s" will not do; it takes a duration of at most 60s, like 500ms, 5s or 30 (a bare number is seconds)'],
+    ['wait=0x10', 'wait', 'wait: "0x10" will not do; it takes a duration of at most 60s, like 500ms, 5s or 30 (a bare number is seconds)']
+  ])('GET /v1/needs?%s is 400 naming the parameter and what it takes', async (query, field, message) => {
+    const got = await http(`/v1/needs?node=ace&${query}`, { headers: { 'if-none-match': '"x"' } })
+    expect([got.status, got.body]).toEqual([400, refused('BAD_REQUEST', message, field)])
+  })
+
+  test('wait=.5 is half a second, as a bare number is seconds', async () => {
+    const first = await http('/v1/needs?node=ace')
+    const started = Date.now()
+    const held = await http('/v1/needs?node=ace&wait=.5', { headers: { 'if-none-match': first.headers['etag'] as string } })
+    expect(held.status).toBe(304)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450)
+  })
+})
+
 describe('every status its own code', () => {
   test.each([
     ['DELETE', '/v1/needs', { 'content-type': 'application/json' }, undefined],
@@ -226,5 +249,31 @@ describe('keys longer than 1024 bytes', () => {
     expect(page.next).toBe(long)
     const got = await http(`/v1/needs?node=longkeys&after=${encodeURIComponent(page.next)}`)
     expect([got.status, got.body]).toEqual([200, rest.body])
+  })
+})
+
+describe('answers never read', () => {
+  test('a connection pipelining pages it never reads is cut past its bound, and what they held is let go', async () => {
+    const needs = await nc.jetstream().views.kv('mesh-provisioner_needs')
+    const fill = JSON.stringify({ fill: 'x'.repeat(1000) })
+    const entries = 1500
+    for (let i = 0; i < entries; i += 100) await Promise.all(Array.from({ length: 100 }, async (_, j) => await needs.put(`piped.m${String(i + j).padStart(4, '0')}.secret.k`, fill)))
+    await vi.waitFor(async () => { expect(JSON.parse((await http('/v1/needs?node=piped&limit=1')).body).total).toBe(entries) }, { timeout: 10_000, interval: 50 })
+    const { hostname, port } = new URL(running.url)
+    const socket = connect(Number(port), hostname)
+    let got = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { got += chunk })
+    socket.on('error', () => {})
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    // Distinct pages of about 1 MB each, asked at once: more than one connection may hold unsent.
+    // They are built before the client can read one: kept, they would be held for good by a client
+    // that never reads; the connection is cut instead.
+    const pages = Math.ceil(2 * PER_CONNECTION_BYTES / 1_000_000)
+    socket.write(Array.from({ length: pages }, (_, i) => `GET /v1/needs?node=piped&after=piped.m${String(i).padStart(4, '0')}.secret.k HTTP/1.1\r\nHost: x\r\n\r\n`).join(''))
+    await closed
+    expect(running.app.unsentBytes()).toBe(0)
+    expect(got.split('HTTP/1.1 200 OK').length - 1).toBeLessThan(pages)
+    expect((await http('/healthz')).status).toBe(200)
   })
 })

@@ -124,7 +124,7 @@ describe('refusals: status and body', () => {
   test.each([
     ['/v1/needs?limit=10001', { what: 'needs', limit: 10001 }],
     ['/v1/needs?limit=abc', { what: 'needs', limit: 'abc' }],
-    ['/v1/needs?limit=1.5', { what: 'needs', limit: 1.5 }],
+    ['/v1/needs?limit=1.5', { what: 'needs', limit: '1.5' }],
     ['/v1/needs?node=a%20b', { what: 'needs', node: 'a b' }],
     ['/v1/needs?collection=shell', { what: 'needs', collection: 'shell' }],
     ['/v1/applied?kind=secret', { what: 'applied', kind: 'secret' }],

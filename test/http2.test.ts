@@ -1,6 +1,7 @@
 // HTTP/2 with TLS (SPEC §9): the gateway under a certificate the test makes speaks HTTP/2 and
 // HTTP/1.1 on one port, chosen by ALPN; lists and event streams work over HTTP/2, several streams
-// share one connection, and a stream's close and a stalled reader end that stream alone.
+// share one connection, and a stream's close and a stalled reader end that stream alone; a session
+// that asks and never reads is cut past its bound, and holds no stop up; headers too large are 431.
 
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -13,13 +14,18 @@ import { Agent, request } from 'undici'
 import { beforeAll, expect, onTestFinished, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
-import { suiteFixture, untilReady } from './support/service.js'
+import { PER_CONNECTION_BYTES } from '../src/http/unsent.js'
+import { fixture, suiteFixture, untilReady } from './support/service.js'
 import { SseParser } from './support/sse.js'
 
 const fx = suiteFixture()
+let serverRef: Awaited<ReturnType<typeof fx.server>>
 let running: Running
 let nc: NatsConnection
 let ca: string
+let tls: { HTTP_TLS_CERT: string, HTTP_TLS_KEY: string }
+/** Entries of node `big`: a page of them (1000) is about 1 MB. */
+const BIG_ENTRIES = 1500
 
 /** A self-signed certificate for 127.0.0.1 and its key, made by openssl. */
 function makeCertificate (dir: string): { certFile: string, keyFile: string } {
@@ -36,8 +42,14 @@ beforeAll(async () => {
   await seedSampleMesh(nc)
   const { certFile, keyFile } = makeCertificate(await mkdtemp(join(tmpdir(), 'mesh-provisioner-http2-')))
   ca = readFileSync(certFile, 'utf8')
-  running = await fx.service(server, { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile }, { eventStallMs: 300 })
+  tls = { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile }
+  const needs = await nc.jetstream().views.kv('mesh-provisioner_needs')
+  const fill = JSON.stringify({ fill: 'x'.repeat(1000) })
+  for (let i = 0; i < BIG_ENTRIES; i += 100) await Promise.all(Array.from({ length: 100 }, async (_, j) => await needs.put(`big.m${String(i + j).padStart(4, '0')}.secret.k`, fill)))
+  running = await fx.service(server, tls, { eventStallMs: 300 })
   await untilReady(running)
+  await vi.waitFor(() => { expect(running.views.status().needs.keys).toBeGreaterThan(BIG_ENTRIES) }, { timeout: 10_000, interval: 20 })
+  serverRef = server
 })
 
 /** An HTTP/2 session to the gateway, closed when the test ends. */
@@ -50,8 +62,8 @@ async function session (): Promise<ClientHttp2Session> {
 
 interface H2Got { headers: IncomingHttpHeaders, body: string }
 
-async function h2get (s: ClientHttp2Session, path: string): Promise<H2Got> {
-  const stream = s.request({ ':path': path })
+async function h2get (s: ClientHttp2Session, path: string, sent: Record<string, string> = {}): Promise<H2Got> {
+  const stream = s.request({ ':path': path, ...sent })
   const headers = await new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve))
   let body = ''
   stream.setEncoding('utf8')
@@ -142,4 +154,52 @@ test('ends a stream whose reader stops reading, and not the connection it shares
   await ended
   expect(s.destroyed).toBe(false)
   expect((await h2get(s, '/v1/needs?node=ace&limit=1')).headers[':status']).toBe(200)
+})
+
+/** A session whose client never reads: its flow-control window is 0, so no answer's bytes can go. */
+async function unreadSession (url: string): Promise<ClientHttp2Session> {
+  const s = connect(url, { ca, settings: { initialWindowSize: 0 } })
+  s.on('error', () => {})
+  onTestFinished(() => { s.destroy() })
+  await new Promise<void>((resolve, reject) => { s.once('connect', () => resolve()); s.once('error', reject) })
+  return s
+}
+
+test('a session that asks for answers and never reads is cut past its bound, and what its answers held is let go', async () => {
+  const s = await unreadSession(running.url)
+  const closed = new Promise<void>((resolve) => s.once('close', () => resolve()))
+  // Distinct pages of about 1 MB each: more than one connection may hold unsent.
+  const pages = Math.ceil(2 * PER_CONNECTION_BYTES / 1_000_000)
+  for (let i = 0; i < pages; i++) s.request({ ':path': `/v1/needs?node=big&after=big.m${String(i).padStart(4, '0')}.secret.k` }).on('error', () => {})
+  await closed
+  await vi.waitFor(() => { expect(running.app.unsentBytes()).toBe(0) }, { timeout: 10_000, interval: 20 })
+  // The gateway answers the next session as ever.
+  expect((await h2get(await session(), '/healthz')).headers[':status']).toBe(200)
+})
+
+test('a stop ends an HTTP/2 stream whose reader stopped reading at once, where it held the stop for good', async () => {
+  const own = await fixture().service(serverRef, tls)
+  await untilReady(own)
+  const s = await unreadSession(own.url)
+  const stream = s.request({ ':path': '/v1/needs?node=ace' })
+  stream.on('error', () => {})
+  expect((await new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve)))[':status']).toBe(200)
+  const started = Date.now()
+  await own.stop()
+  // main's close-with-grace gives a stop 8 s before it exits 1: a few seconds at most.
+  expect(Date.now() - started).toBeLessThan(3000)
+})
+
+test.each([20_000, 60_000])('headers of %d bytes are 431 with the error body HTTP/1.1 answers, on an open route and a list alike', async (size) => {
+  const big = { 'x-big': 'a'.repeat(size) }
+  const h1 = await request(`${running.url}/healthz`, { headers: big, dispatcher: new Agent({ connect: { ca } }) })
+  const h1Body = await h1.body.text()
+  expect(h1.statusCode).toBe(431)
+  const s = await session()
+  for (const path of ['/healthz', '/v1/needs?node=ace']) {
+    const h2 = await h2get(s, path, big)
+    expect([h2.headers[':status'], h2.headers['content-type'], h2.body]).toEqual([431, 'application/json; charset=utf-8', h1Body])
+  }
+  // The session goes on.
+  expect((await h2get(s, '/healthz')).headers[':status']).toBe(200)
 })

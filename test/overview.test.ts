@@ -286,4 +286,16 @@ describe('facets', () => {
     expect(JSON.parse(none.body).error).toMatchObject({ field: 'by' })
     expect((await get('/v1/needs?by=node')).status).toBe(400)
   })
+
+  test.each([
+    ['needs', 'name', 'node, module, kind'],
+    ['registry', 'node', 'kind'],
+    ['collect', 'state', 'node, collection, contributor (module for contributor)']
+  ])('refuses %s/facets?by=%s naming the fields of that bucket alone, as the verb does', async (what, by, takes) => {
+    const http = await get(`/v1/${what}/facets?by=${by}`)
+    const bus = await verb({ what, by })
+    expect([http.status, bus.code]).toEqual([400, '400'])
+    expect(JSON.parse(http.body)).toEqual({ error: { code: 'BAD_REQUEST', message: `by: "${by}" is no field of ${what} whose values are counted; ${what} takes by = ${takes}`, field: 'by' } })
+    expect(JSON.parse(bus.body)).toEqual(JSON.parse(http.body))
+  })
 })

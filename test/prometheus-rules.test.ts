@@ -1,7 +1,7 @@
 // The operator's alerts (deploy/prometheus/alerts.yml) under Debian's promtool: the rules are
 // valid, each alert fires on the series its test gives and not before (alerts.test.yml), each
-// summary names the remedy and links a README section that exists, and a live /metrics passes
-// `promtool check metrics`.
+// summary names the remedy and links a section of docs/operations.md that exists, and a live
+// /metrics passes `promtool check metrics`.
 
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { parse } from 'yaml'
 import { connectionBound } from '../src/http/holds.js'
+import { anchorsOf } from './support/markdown.js'
 import { runMain } from './support/process.js'
 import { prometheusPresent, promtool } from './support/prometheus.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
@@ -16,24 +17,24 @@ import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 interface Rule { alert: string, expr: string, for?: string, annotations: Record<string, string> }
 const rulesText = await readFile(new URL('../deploy/prometheus/alerts.yml', import.meta.url), 'utf8')
 const rules = (parse(rulesText) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules)
-const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
-
-/** The anchors of the README's headings, as GitHub makes them. */
-const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
+const RUNBOOK = 'docs/operations.md'
+const runbookSections = anchorsOf(await readFile(new URL(`../${RUNBOOK}`, import.meta.url), 'utf8'))
 
 describe('the alert rules', () => {
-  test('are the alerts an operator needs, each with a summary naming the remedy and a README section', () => {
+  test('are the alerts an operator needs, each with a summary naming the remedy and a section of its own in the runbook', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'MeshProvisionerNotReady', 'MeshProvisionerBucketMissing', 'MeshProvisionerRegistryWriterFailing', 'MeshProvisionerNatsDisconnected',
       'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
     ])
-    for (const rule of rules) {
-      const link = rule.annotations['runbook_url'] ?? ''
-      expect(link, rule.alert).toBe(`README.md#${rule.alert.toLowerCase()}`)
+    const links = rules.map((r) => r.annotations['runbook_url'] ?? '')
+    expect(new Set(links).size, 'one section an alert').toBe(rules.length)
+    for (const [i, rule] of rules.entries()) {
+      const link = links[i] as string
+      expect(link, rule.alert).toMatch(new RegExp(`^${RUNBOOK.replace('.', '\\.')}#[a-z0-9-]+$`))
       // The remedy after the colon, then the section: what a page (which may show only the summary) needs.
       expect(rule.annotations['summary'], rule.alert).toMatch(/: \w/)
       expect(rule.annotations['summary'], rule.alert).toMatch(new RegExp(`; see ${link.replace('.', '\\.')}$`))
-      expect(anchors, `README section for ${rule.alert}`).toContain(link.split('#')[1])
+      expect(runbookSections, `${RUNBOOK} section for ${rule.alert}`).toContain(link.split('#')[1])
       expect(rule.annotations['description'], rule.alert).toContain(link)
     }
   })

@@ -147,6 +147,9 @@ describe('bad requests are refused with the micro error headers and a body namin
     ['a node no token could hold', { what: 'needs', node: 'ace.gitea' }, 'node', /node: "ace.gitea" will not do; it takes one key token/],
     ['a field that does not apply', { what: 'applied', collection: 'shell' }, 'collection', /collection does not narrow what=applied; applied takes node, module, after, limit, since/],
     ['kind for collect', { what: 'collect', kind: 'shell' }, 'kind', /kind does not narrow what=collect/],
+    // The fields of the bucket asked, not those of every bucket.
+    ['a by no bucket counts', { what: 'needs', by: 'name' }, 'by', /^by: "name" is no field of needs whose values are counted; needs takes by = node, module, kind$/],
+    ['a by another bucket counts', { what: 'applied', by: 'collection' }, 'by', /^by: "collection" is no field of applied whose values are counted; applied takes by = node, module$/],
     // Deeper than JSON.stringify's stack goes: bad input (400, nothing logged), never a 500 with a stack trace.
     ['arrays nested thousands deep', `${'['.repeat(5000)}${']'.repeat(5000)}`, undefined, /must be a JSON object .*; got \[\.\.\.\] \(nested too deep to show\)$/],
     ['a field nested thousands deep', `{"what":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'what', /^what: \[\.\.\.\] \(nested too deep to show\) will not do/],

@@ -2812,7 +2812,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "message": "by: \"name\" is no field of registry whose values are counted; registry takes by = kind",
                      *         "field": "by"
                      *       }
                      *     }
@@ -2962,7 +2962,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "message": "by: \"name\" is no field of needs whose values are counted; needs takes by = node, module, kind",
                      *         "field": "by"
                      *       }
                      *     }
@@ -3120,7 +3120,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "message": "by: \"name\" is no field of applied whose values are counted; applied takes by = node, module",
                      *         "field": "by"
                      *       }
                      *     }
@@ -3277,7 +3277,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "BAD_REQUEST",
-                     *         "message": "by: \"name\" will not do; it takes a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)",
+                     *         "message": "by: \"name\" is no field of collect whose values are counted; collect takes by = node, collection, contributor (module for contributor)",
                      *         "field": "by"
                      *       }
                      *     }

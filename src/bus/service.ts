@@ -11,7 +11,7 @@ import { isOverview, readRequest } from '../domain/wire/request.js'
 import type { OverviewQuestion } from '../domain/answers/overview.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
-import { endpointErrorCounter } from '../domain/nats-internals.js'
+import { endpointErrorCounter } from '../domain/follow/nats-fence.js'
 import { MICRO_CODE } from './errors.js'
 
 const SERVICE_NAME = 'mesh-provisioner'

@@ -12,7 +12,7 @@ import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
 import { readParameters } from '../domain/wire/request.js'
 import { replyError } from './errors.js'
-import type { TokenSelf } from './schemas.js'
+import { judgedByTheDomain, type TokenSelf } from './schemas.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'
 
 declare module 'fastify' {
@@ -202,6 +202,8 @@ export const tokenSelf = fp<{ open: boolean }>(async (app, { open }) => { regist
 function registerTokenSelf (app: FastifyInstance, open: boolean): void {
   const EVERYTHING: TokenSelf = { name: null, nodes: '*', metrics: true }
   app.get(SELF, {
+    // Judged by the handler, naming the parameter, as every route's: a schema would drop it unseen.
+    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['access'],
       operationId: 'getTokenSelf',

@@ -20,6 +20,7 @@ import { Pool } from './holds.js'
 import { operations } from './operations.js'
 import { brokenEscape } from './query-string.js'
 import { routes } from './routes.js'
+import { unsent } from './unsent.js'
 import { overviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import type { TlsPair } from './tls.js'
@@ -75,6 +76,17 @@ const READS = new Set(['GET', 'HEAD'])
 /** Node's limit on a request's headers, request line included: no parameter is ever longer. */
 const MAX_REQUEST_LINE = 16 * 1024
 
+/**
+ * An HTTP/2 request's headers as HTTP/1.1 would count them (a line each: name, ": ", value, CRLF),
+ * pseudo-headers standing in for the request line, so that both face one bound. Node's HTTP/2
+ * takes up to 64 KiB of them (what it announces as its header list size); HTTP/1.1 stops at 16 KiB.
+ */
+function headerBytes (rawHeaders: readonly string[]): number {
+  let bytes = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) bytes += (rawHeaders[i]?.length ?? 0) + (rawHeaders[i + 1]?.length ?? 0) + 4
+  return bytes
+}
+
 /** A matcher for a route path: `:param` is one segment, `*` the rest. */
 function pathPattern (url: string): RegExp {
   const source = url.split('/').map((part) => part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')
@@ -87,6 +99,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   if (deps.maxConnections !== undefined) boundConnections(app, deps.maxConnections)
   app.setSerializerCompiler(plainJson)
   answerHooks(app, deps)
+  await app.register(unsent, { maxAnswerBytes: deps.maxAnswerBytes, log: deps.log })
   const refuseUnread = refusals(app)
   await app.register(requestLine(deps.corsOrigins, refuseUnread))
   await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
@@ -231,7 +244,9 @@ function requestLine (corsOrigins: readonly string[], refuseUnread: RefuseUnread
       const query = url.indexOf('?')
       // Judged only when the query holds a '%': the hot path's URLs seldom do.
       const broken = query !== -1 && url.includes('%', query) ? brokenEscape(url.slice(query + 1)) : undefined
-      if (url.includes('#')) {
+      if (request.raw.httpVersionMajor === 2 && headerBytes(request.raw.rawHeaders) > MAX_REQUEST_LINE) {
+        replyError(reply, clientRefusal({ code: 'HPE_HEADER_OVERFLOW' }))
+      } else if (url.includes('#')) {
         replyError(reply, badRequest(undefined, 'the request line holds a raw "#": a fragment is never sent, and no parameter starts after it; write the query after "?" and escape a # inside a value as %23'))
       } else if (broken !== undefined) {
         // The parameter is named, never its value, which may be an access_token.

@@ -2,7 +2,7 @@
 // bad pair is refused at start and, on SIGHUP, leaves the certificate in use as it is.
 
 import { createSecureContext } from 'node:tls'
-import { StartError } from '../domain/start-error.js'
+import { StartError } from '../start-error.js'
 
 export interface TlsFiles { certFile: string, keyFile: string }
 export interface TlsPair { cert: string, key: string }

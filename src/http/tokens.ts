@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/schema'
-import { StartError } from '../domain/start-error.js'
+import { StartError } from '../start-error.js'
 import { TOKEN_PATTERN } from '../domain/wire/key-shapes.js'
 import { MAX_VALUES } from '../domain/wire/schemas.js'
 

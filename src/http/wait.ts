@@ -3,10 +3,10 @@
 // If-None-Match, until the answer's ETag moves. Only a change that could show looks at it.
 
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { readDuration } from '../duration.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { Cursor } from '../domain/wire/cursor.js'
 import { badRequest, type ProvisionerError } from '../domain/wire/errors.js'
+import { readDuration } from '../domain/wire/numbers.js'
 import type { Query } from '../domain/wire/request.js'
 import { REALM } from './access.js'
 import { namesEtag } from './answer.js'
@@ -21,9 +21,8 @@ const TAKES = 'a duration of at most 60s, like 500ms, 5s or 30 (a bare number is
 /** Reads `wait` (undefined when absent or empty). */
 export function readWait (text: unknown): number | undefined {
   if (text === undefined || text === '') return undefined
-  const value = typeof text === 'string' ? text.trim() : ''
-  // A repeated parameter arrives as a list: it is no duration.
-  const parsed = readDuration(value)
+  // A repeated parameter arrives as a list: it is no duration. Read whole: ` 5s` is none either.
+  const parsed = typeof text === 'string' ? readDuration(text) : undefined
   if (parsed === undefined || parsed > MAX_WAIT_MS) {
     throw badRequest('wait', `wait: ${JSON.stringify(text)} will not do; it takes ${TAKES}`)
   }

@@ -8,86 +8,10 @@
 // more pending than an unfiltered consumer of a history-1 bucket will ever deliver (FACTS.md).
 
 import { AckPolicy, createInbox, DeliverPolicy, nanos, nuid, ReplayPolicy, type ConsumerConfig, type JetStreamManager, type Msg, type NatsConnection, type Subscription } from 'nats'
-import { arrivedBytes } from '../nats-internals.js'
+import { arrivedBytes, operationOf, readDelivery, readStatus, type Delivery } from './nats-fence.js'
 import type { KvChange } from '../store/contents.js'
 
-/** What a JetStream delivery's reply subject says of it. */
-export interface Delivery {
-  /** The stream sequence: the KV revision. */
-  streamSeq: number
-  /** The consumer's own delivery sequence: a gap means a message was missed. */
-  consumerSeq: number
-  /** When the stream stored it, in ms since the epoch (the subject carries ns). */
-  ms: number
-  /** The ns within that ms: the modules' states compare at the precision NATS gives (SPEC §10). */
-  nanos: number
-  /** How many messages the consumer still has for us after this one, as the server counts them (2.9.10 may count too many). */
-  pending: number
-}
-
-/** `$JS.ACK.` as bytes. */
-const ACK_PREFIX = [36, 74, 83, 46, 65, 67, 75, 46]
-/** Where the dots of one reply subject are; a subject has 8 (before server 2.9's form) or 10-11. */
-const dots = new Int32Array(12)
-
-/** The number in `b` from `from` to `to`, digits only; -1 when there are none or something else. */
-function digits (b: Uint8Array, from: number, to: number): number {
-  if (from >= to) return -1
-  let n = 0
-  for (let i = from; i < to; i++) {
-    const d = (b[i] as number) - 48
-    if (d < 0 || d > 9) return -1
-    n = n * 10 + d
-  }
-  return n
-}
-
-/**
- * Reads a delivery's reply subject, as the bytes it came in, into `into` (reused, so that a load
- * allocates nothing for it); false when it is not a delivery's. Both forms (ADR-15):
- * `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts ns>.<pending>` and
- * `$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts ns>.<pending>[.<token>]`.
- */
-export function readDelivery (reply: Uint8Array | undefined, into: Delivery): boolean {
-  if (reply === undefined || reply.length < ACK_PREFIX.length) return false
-  for (let i = 0; i < ACK_PREFIX.length; i++) if (reply[i] !== ACK_PREFIX[i]) return false
-  let n = 0
-  for (let i = ACK_PREFIX.length; i < reply.length; i++) {
-    if (reply[i] !== 46) continue
-    if (n === dots.length) return false
-    dots[n++] = i
-  }
-  // The dot before <sseq>: the third after the prefix in the old form, the fifth in the new one.
-  const b = n === 6 ? 2 : n === 8 || n === 9 ? 4 : -1
-  if (b < 0) return false
-  const seqAt = dots[b] as number
-  const cseqAt = dots[b + 1] as number
-  const tsAt = dots[b + 2] as number
-  const pendingAt = dots[b + 3] as number
-  const pendingTo = n > b + 4 ? dots[b + 4] as number : reply.length
-  const streamSeq = digits(reply, seqAt + 1, cseqAt)
-  const consumerSeq = digits(reply, cseqAt + 1, tsAt)
-  const pending = digits(reply, pendingAt + 1, pendingTo)
-  // ns to ms: the digits but the last six, read apart, so that the number stays exact.
-  const msTo = Math.max(tsAt + 1, pendingAt - 6)
-  const ms = msTo > tsAt + 1 ? digits(reply, tsAt + 1, msTo) : 0
-  const nanos = digits(reply, msTo, pendingAt)
-  if (streamSeq < 0 || consumerSeq < 0 || pending < 0 || ms < 0 || nanos < 0) return false
-  into.streamSeq = streamSeq
-  into.consumerSeq = consumerSeq
-  into.ms = ms
-  into.nanos = nanos
-  into.pending = pending
-  return true
-}
-
 const utf8 = new TextDecoder()
-
-/** The operation of a KV message: in its `KV-Operation` header, absent on a put. */
-function operationOf (msg: Msg): KvChange['operation'] {
-  const op = msg.headers?.get('KV-Operation')
-  return op === 'DEL' || op === 'PURGE' ? op : 'PUT'
-}
 
 export interface KvFeedOptions {
   nc: NatsConnection
@@ -278,22 +202,20 @@ export class KvFeed {
 
   /** A status message: flow control asks for an answer, a heartbeat says what was delivered last. */
   private status (msg: Msg): void {
-    const h = msg.headers
-    if (h === undefined || h.code !== 100) return
-    if ((msg.reply ?? '') !== '') {
+    const status = readStatus(msg)
+    if (status === undefined) return
+    if (status.type === 'flow-control') {
       msg.respond()
       return
     }
     // A heartbeat of a consumer held back by flow control names where to answer so that it goes on.
-    const stalled = h.get('Nats-Consumer-Stalled')
-    if (stalled !== '') this.opts.nc.publish(stalled)
-    const last = Number(h.get('Nats-Last-Consumer'))
-    if (last !== this.lastConsumerSeq) {
-      this.recreate(`the server delivered up to ${last}, this feed took ${this.lastConsumerSeq}`)
+    if (status.stalled !== '') this.opts.nc.publish(status.stalled)
+    if (status.lastConsumerSeq !== this.lastConsumerSeq) {
+      this.recreate(`the server delivered up to ${status.lastConsumerSeq}, this feed took ${this.lastConsumerSeq}`)
       return
     }
     // An idle consumer, not held back, has nothing more: the message at `endsAt` was removed
     // (a purge, or deletes by hand) before it was delivered, and no later one will say so.
-    if (stalled === '') this.initialize()
+    if (status.stalled === '') this.initialize()
   }
 }

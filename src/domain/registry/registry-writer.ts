@@ -4,7 +4,7 @@
 
 import type { KV } from 'nats'
 import { backoff } from '../backoff.js'
-import { isWrongLastSequence } from '../follow/jetstream-errors.js'
+import { isWrongLastSequence } from '../follow/nats-fence.js'
 import type { CompiledKind } from './registry.js'
 import type { Logger } from '../logger.js'
 import type { RegistryRun } from '../wire/schemas.js'

@@ -53,7 +53,7 @@ describe('a domain table file', () => {
     ['[{"kinds":["a"],"module":"m","verb":"v"},{"kinds":["a"],"module":"n","verb":"v"}]', /answered by two domains/],
     ['[{"kinds":["config","secret"],"module":"m","bucket":"m_kv","key":"<node>"}]', /domain #1 \(module m, kinds config,secret\) puts kind "secret" in bucket m_kv, but a secret is never in a bucket; answer it by a verb/]
   ])('refuses %s', (json, message) => {
-    expect(() => parseDomainTable(json, 'f.json')).toThrow(expect.objectContaining({ name: 'StartError', code: 'DOMAIN_TABLE_INVALID' }))
+    expect(() => parseDomainTable(json, 'f.json')).toThrow(expect.objectContaining({ name: 'DomainTableError' }))
     expect(() => parseDomainTable(json, 'f.json')).toThrow(message)
   })
 })

@@ -4,10 +4,15 @@
 import { Compile } from 'typebox/schema'
 import { DomainTable, type Domain } from './registry-table.js'
 import { type RegistryValue } from '../wire/schemas.js'
-import { StartError } from '../start-error.js'
+/** A domain table that will not do, naming the domain and what to change: the start reads it as REGISTRY_DOMAINS_FILE's refusal. */
+export class DomainTableError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'DomainTableError'
+  }
+}
 
-/** A domain table that will not do, naming the domain and what to change. */
-const tableError = (message: string): StartError => new StartError('DOMAIN_TABLE_INVALID', message)
+const tableError = (message: string): DomainTableError => new DomainTableError(message)
 
 /** JSON with keys sorted and no insignificant white space. */
 export function canonicalJson (value: unknown): string {

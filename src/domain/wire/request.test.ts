@@ -78,13 +78,13 @@ describe('readParameters reads a query string as the verb reads the same fields'
   test.each([
     [{}, { what: 'needs', filter: {} }],
     [{ node: 'n1', limit: '5' }, { what: 'needs', filter: { node: ['n1'] }, limit: 5 }],
-    [{ after: 'n1.a', limit: ' 7 ' }, { what: 'needs', filter: {}, after: 'n1.a', limit: 7 }]
+    [{ after: 'n1.a', limit: '007' }, { what: 'needs', filter: {}, after: 'n1.a', limit: 7 }]
   ])('%j', (parameters, query) => {
     expect(readParameters('needs', parameters, 'GET /v1/needs')).toEqual(query)
   })
 
   test.each([
-    [{ limit: '1.5' }, { what: 'needs', limit: 1.5 }],
+    [{ limit: '1.5' }, { what: 'needs', limit: '1.5' }],
     [{ limit: 'abc' }, { what: 'needs', limit: 'abc' }],
     [{ limit: ['1', '2'] }, { what: 'needs', limit: ['1', '2'] }],
     [{ node: ['a', 'b c'] }, { what: 'needs', node: ['a', 'b c'] }],
@@ -92,6 +92,13 @@ describe('readParameters reads a query string as the verb reads the same fields'
     [{ collection: 'shell' }, { what: 'needs', collection: 'shell' }]
   ])('%j is refused in the words the verb says for the same field', (parameters, request) => {
     expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual(refusalOf(() => readQuery(request)))
+  })
+
+  // Read whole or not at all: Number() would take each of these as a number.
+  test.each(['0x10', ' 5 ', '5 ', '1e3', '+5', '0b1', '16.0'])('limit=%j is refused naming limit and what it takes', (limit) => {
+    expect(refusalOf(() => readParameters('needs', { limit }, 'GET /v1/needs'))).toEqual({
+      error: { code: 'BAD_REQUEST', message: `limit: ${JSON.stringify(limit)} will not do; it takes a whole number from 1 to 10000`, field: 'limit' }
+    })
   })
 
   test.each(['foo', 'what', 'constructor', '__proto__', 'toString', 'hasOwnProperty'])('an unknown parameter %s is refused naming it and what the route takes', (name) => {

@@ -5,10 +5,11 @@
 // typebox/schema's Compile: the validator of typebox/compile (the same Check and Errors) without the
 // ~150 modules of typebox/value that come with it, ~1 MB of heap held by every process.
 import { Compile } from 'typebox/schema'
-import { type What } from './key-shapes.js'
+import { WHATS, type What } from './key-shapes.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { defined } from '../defined.js'
 import { badRequest } from './errors.js'
+import { readWhole } from './numbers.js'
 import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
 
 /**
@@ -134,6 +135,9 @@ export function readRequest (input: unknown): Query | OverviewQuery {
   if (!check.Check(request)) {
     for (const field of Object.keys(WORKS) as RequestField[]) {
       if (field in request && !check.Check({ [field]: request[field] })) {
+        // A by no bucket counts is refused naming the fields of the bucket asked (what is judged first).
+        const what = request['what'] ?? 'registry'
+        if (field === 'by' && typeof request['by'] === 'string' && WHATS.includes(what as What)) facetField(what as What, request['by'])
         throw badRequest(field, `${field}: ${shown(request[field])} will not do; it takes ${WORKS[field]}`)
       }
     }
@@ -187,10 +191,9 @@ export function readRequest (input: unknown): Query | OverviewQuery {
   }
 }
 
-/** A number where a query string's text spells one, so that the value is judged, not its text form. */
+/** A whole number where a query string's text is one whole, so that the value is judged; else the text, which the schema refuses naming the field. */
 function numberIn (text: string): number | string {
-  const n = Number(text)
-  return text.trim() !== '' && Number.isFinite(n) ? n : text
+  return readWhole(text) ?? text
 }
 
 /**

@@ -1,6 +1,8 @@
 // The one error of a start that cannot go on for a reason an operator can act on: a stable code
 // (as undici's `UND_ERR_*`) and one line saying what to change. main alone maps a code to an exit
-// status; the answers' errors are ProvisionerError (wire/errors.ts), which cross a face.
+// status; the answers' errors are ProvisionerError (domain/wire/errors.ts), which cross a face. It is the
+// process's, not the domain's: a domain table that will not do is the domain's DomainTableError,
+// which the start reads as a refusal of REGISTRY_DOMAINS_FILE.
 
 export const START_ERROR_CODES = [
   /** A setting is malformed (main: exit 2). */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { readDelivery as readBytes, type Delivery } from './kv-feed.js'
+import { readDelivery as readBytes, type Delivery } from './nats-fence.js'
 
 const readDelivery = (reply: string, into: Delivery): boolean => readBytes(new TextEncoder().encode(reply), into)
 
