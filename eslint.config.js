@@ -9,5 +9,12 @@ export default [
       // `void promise` marks a deliberate fire-and-forget whose errors are handled inside.
       'no-void': ['error', { allowAsStatement: true }]
     }
+  },
+  {
+    // The page at GET / runs in a browser: the names of the browser it uses.
+    files: ['src/http/page/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(['document', 'window', 'location', 'sessionStorage', 'EventSource', 'requestAnimationFrame'].map((name) => [name, 'readonly']))
+    }
   }
 ]

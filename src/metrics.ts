@@ -4,7 +4,8 @@
 // and deploy/grafana/ read these names: a test holds them to what is exported.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { RegistryRun, ViewState, ViewStatus } from './domain/wire/schemas.js'
+import { MODULE_STATES, type RegistryRun, type ViewState, type ViewStatus } from './domain/wire/schemas.js'
+import type { Totals } from './domain/answers/overview.js'
 import type { Views } from './domain/follow/views.js'
 
 export interface Metrics {
@@ -36,6 +37,8 @@ export interface MetricSources {
   maxStreams?: number
   /** Each node's last write (epoch ms); absent when METRICS_NODE_LAST_WRITE is false. */
   lastWrites?: () => Iterable<[node: string, epochMs: number]>
+  /** The mesh at a glance's totals: module rows per state, the earliest waitingSince, unanswered needs (undefined while a bucket cannot be read). */
+  totals?: () => Totals | undefined
 }
 
 /**
@@ -110,6 +113,47 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
         // A node whose keys are all gone has no series any more.
         this.reset()
         for (const [node, ms] of lastWrites()) this.set({ node }, ms / 1000)
+      }
+    })
+  }
+  const totals = sources.totals
+  if (totals !== undefined) {
+    // Read once a scrape for the three: each walks every module row (kept rows: no entry is read).
+    let read: { at: number, totals: Totals | undefined } | undefined
+    const now = (): Totals | undefined => {
+      const at = Date.now()
+      if (read === undefined || at - read.at > 50) read = { at, totals: totals() }
+      return read.totals
+    }
+    new Gauge({ // eslint-disable-line no-new
+      name: 'mesh_provisioner_modules',
+      help: 'Module rows (a module on a node with needs or an applied entry) in each state: unapplied, pending, applied, orphaned; absent while needs or applied cannot be read.',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect () {
+        this.reset()
+        const t = now()
+        if (t !== undefined) for (const state of MODULE_STATES) this.set({ state }, t.states[state])
+      }
+    })
+    new Gauge({ // eslint-disable-line no-new
+      name: 'mesh_provisioner_waiting_since_timestamp_seconds',
+      help: 'The earliest waitingSince of the mesh: when the need that has waited longest to be applied was written; absent while nothing waits.',
+      registers: [registry],
+      collect () {
+        this.reset()
+        const ms = now()?.waitingSinceMs
+        if (ms !== undefined) this.set(ms / 1000)
+      }
+    })
+    new Gauge({ // eslint-disable-line no-new
+      name: 'mesh_provisioner_needs_unanswered',
+      help: 'Needs of a kind that no entry of the registry answers: no domain will ever provide them.',
+      registers: [registry],
+      collect () {
+        this.reset()
+        const t = now()
+        if (t !== undefined) this.set(t.unanswered)
       }
     })
   }

@@ -89,7 +89,8 @@ export async function connectNats (nats: Config['nats'], log: Logger, retryMs = 
 function warnOfDefect (nc: NatsConnection, log: Logger): void {
   const defect = purgeDefect(nc.info?.version)
   if (defect === undefined) return
-  log.warn({ server: nc.getServer(), serverVersion: defect.server, issue: defect.issue, fixedIn: defect.fixedIn }, `nats-server ${defect.server} has a known data-loss defect: ${defect.defect}; upgrade it to ${defect.fixedIn} or later (${defect.issue})`)
+  log.warn({ server: nc.getServer(), serverVersion: defect.server, defect: defect.defect, issue: defect.issue, fixedIn: defect.fixedIn },
+    `nats-server ${defect.server} has a known data-loss defect, worked around; upgrade it to ${defect.fixedIn} or later (in a checkout, scripts/fetch-nats-server.sh fetches 2.10)`)
 }
 
 async function followStatus (nc: NatsConnection, log: Logger): Promise<void> {

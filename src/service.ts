@@ -117,7 +117,8 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
       verbServing: () => verb() === 'serving',
       maxStreams: bound.maxStreams,
       // Read from the views' per-node tallies at each scrape: one lookup a node.
-      ...(config.metrics.nodeLastWrite ? { lastWrites: () => provisioning.overviews.lastWrites() } : {})
+      ...(config.metrics.nodeLastWrite ? { lastWrites: () => provisioning.overviews.lastWrites() } : {}),
+      totals: () => provisioning.overviews.totals()
     })
     const writer = new RegistryWriter({
       // allow_direct: a bucket only bound (not created here) would otherwise read through the
@@ -173,7 +174,8 @@ export async function startService ({ config, log, version, viewRetryMs, viewChe
     await views.untilSettled()
     const bus = await startBus({ nc, provisioning, subject: config.subject, version, log, metrics })
     verb = () => bus.serving() ? 'serving' : 'down'
-    log.info({ url, subject: config.subject }, 'mesh-provisioner serving')
+    // The pid is where `kill -HUP` goes (under `npm start` the process tree has several).
+    log.info({ url, subject: config.subject, pid: process.pid }, 'mesh-provisioner serving')
 
     return {
       nc,

@@ -254,6 +254,34 @@ describe('a token of some nodes that names none reads its own, as if it had name
     await kv.put('shanks.gitea', '{}')
   })
 
+  test.each(['nodes', 'modules'])('follows the %s rows of its own nodes live without node, as the stream naming them does, and is 403 naming another node', async (what) => {
+    const kv = await nc.jetstream().views.kv('mesh-provisioner_applied')
+    const own = await openStream(`${running.url}/v1/${what}/events?access_token=${made.pair.token}`, { origin: CONSOLE_ORIGIN })
+    const named = await openStream(`${running.url}/v1/${what}/events?node=ace&node=g14&access_token=${made.console.token}`)
+    const all = await openStream(`${running.url}/v1/${what}/events?access_token=${made.console.token}`)
+    expect([own.status, named.status, all.status]).toEqual([200, 200, 200])
+    // A console on another origin reads it, as it reads the bucket streams.
+    expect(own.headers['access-control-allow-origin']).toBe(CONSOLE_ORIGIN)
+    const starts = await Promise.all([own, named, all].map(async (s) => await untilEvent(s, isSynced)))
+    expect(own.events.slice(0, (starts[0] as number) + 1)).toEqual(named.events.slice(0, (starts[1] as number) + 1))
+    await kv.put(`novox.live-${what}`, '{}')
+    await untilEvent(all, (e) => e.event === 'put' && e.data.includes('"novox"'), starts[2])
+    await kv.put(`g14.live-${what}`, '{}')
+    const at = await untilEvent(own, (e) => e.event === 'put' && e.data.includes('"g14"'), starts[0])
+    await untilEvent(named, (e) => e.event === 'put' && e.data.includes('"g14"'), starts[1])
+    expect(own.events.slice(0, at + 1).map((e) => e.data)).toEqual(named.events.slice(0, at + 1).map((e) => e.data))
+    for (const e of own.events) {
+      expect(e.data).not.toContain('novox')
+      expect(e.data).not.toContain('shanks')
+    }
+    const refused = await get(`/v1/${what}/events?node=novox`, bearer('pair'))
+    expect(refused.status).toBe(403)
+    expect(JSON.parse(refused.body).error.code).toBe('FORBIDDEN')
+    expect((await get(`/v1/${what}/events`)).status).toBe(401)
+    await kv.delete(`novox.live-${what}`)
+    await kv.delete(`g14.live-${what}`)
+  })
+
   test('a held wait naming no node stays held through another node\'s write and answers one of its own, as naming its nodes would (needs, nodes, modules)', async () => {
     const needs = await nc.jetstream().views.kv('mesh-provisioner_needs')
     const seen = async (revision: number): Promise<void> => {
@@ -316,7 +344,7 @@ describe('GET /v1/token/self', () => {
 })
 
 describe('open to everyone', () => {
-  test.each(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css'])('%s', async (path) => {
+  test.each(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css', '/', '/page/main.js', '/page/page.css'])('%s', async (path) => {
     const got = await get(path)
     expect(got.status).toBe(200)
   })

@@ -13,7 +13,7 @@ import { WHATS } from '../src/domain/wire/key-shapes.js'
 import { asyncApiText } from '../src/http/asyncapi-document.js'
 import { VERSION } from '../src/version.js'
 import { killAndRestart, startSeeded, suiteFixture, type Seeded } from './support/service.js'
-import { isSynced, openStream, untilEvent } from './support/sse.js'
+import { isSynced, openStream, untilEvent, type SseEvent } from './support/sse.js'
 import { askVerb } from './support/verb.js'
 
 const generated = asyncApiText(VERSION)
@@ -68,10 +68,41 @@ describe('the AsyncAPI document', () => {
       expect(op?.channels().all()[0]?.address()).toBe(`/v1/${what}/events`)
       expect(op?.messages().all().map((m) => m.name()).sort()).toEqual(['delete', 'live', 'outOfShape', 'put', 'reset', 'stale', 'synced'])
     }
+    // The live rows: one put and one delete message per kind of row.
+    for (const what of ['nodes', 'modules']) {
+      const op = ops.get(`follow${what[0]?.toUpperCase()}${what.slice(1)}`)
+      expect(op?.action()).toBe('send')
+      expect(op?.channels().all()[0]?.address()).toBe(`/v1/${what}/events`)
+      expect(op?.messages().all().map((m) => m.name()).sort()).toEqual(['delete', 'live', 'put', 'reset', 'stale', 'synced'])
+    }
     const refusal = doc.components().messages().get('refusal')
     expect(Object.keys((refusal?.headers()?.json() as { properties: object }).properties)).toEqual(['Nats-Service-Error', 'Nats-Service-Error-Code'])
   })
 })
+
+/** A stream's events through `write` (up to a delete after it), then the reset that opens a stream resumed with an id it cannot serve. */
+async function followed (url: string, write: () => Promise<void>): Promise<SseEvent[]> {
+  const stream = await openStream(url)
+  const synced = await untilEvent(stream, isSynced)
+  await write()
+  await untilEvent(stream, (e) => e.event === 'delete', synced)
+  stream.close()
+  const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
+  await untilEvent(reset, (e) => e.event === 'reset')
+  reset.close()
+  return [...stream.events, ...reset.events.slice(0, 1)]
+}
+
+/** Every event fits its message of `operation`, fields and data; the id of `synced` is its cursor, as the document says. */
+function fitAll (operation: string, events: readonly SseEvent[]): void {
+  for (const e of events) {
+    const type = e.event
+    fits(schemaOf(operation, type), JSON.parse(e.data), type)
+    fits(schemaOf(operation, type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
+  }
+  const sync = events.find(isSynced)
+  expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+}
 
 describe('against a running service', () => {
   const fx = suiteFixture()
@@ -138,25 +169,21 @@ describe('against a running service', () => {
   })
 
   test('a stream\'s events fit their messages: the snapshot, a delete, and a reset', async () => {
-    const url = `${seeded.running.url}/v1/needs/events?node=ace`
-    const stream = await openStream(url)
-    const synced = await untilEvent(stream, isSynced)
-    await seeded.nc.jetstream().views.kv('mesh-provisioner_needs').then(async (kv) => await kv.delete('ace.gitea.secret.db-password'))
-    await untilEvent(stream, (e) => e.event === 'delete', synced)
-    stream.close()
-    const reset = await openStream(url, { 'last-event-id': 'not-a-cursor' })
-    await untilEvent(reset, (e) => e.event === 'reset')
-    reset.close()
-    const events = [...stream.events, ...reset.events.slice(0, 1)]
+    const events = await followed(`${seeded.running.url}/v1/needs/events?node=ace`, async () => {
+      await seeded.nc.jetstream().views.kv('mesh-provisioner_needs').then(async (kv) => await kv.delete('ace.gitea.secret.db-password'))
+    })
     expect(new Set(events.map((e) => e.event))).toEqual(new Set(['put', 'outOfShape', 'synced', 'delete', 'reset']))
-    for (const e of events) {
-      const type = e.event as string
-      fits(schemaOf('followNeeds', type), JSON.parse(e.data), type)
-      fits(schemaOf('followNeeds', type, 'headers'), { event: type, ...(e.id === undefined ? {} : { id: e.id }) }, `${type} fields`)
-    }
-    // The id after the snapshot is the cursor, as the document says.
-    const sync = stream.events.find(isSynced)
-    expect(sync?.id).toBe((JSON.parse(sync?.data ?? '{}') as { cursor: string }).cursor)
+    fitAll('followNeeds', events)
+  })
+
+  test.each(['nodes', 'modules'])('a live %s stream\'s events fit their messages: the snapshot, a put, a delete, and a reset', async (what) => {
+    const applied = await seeded.nc.jetstream().views.kv('mesh-provisioner_applied')
+    const events = await followed(`${seeded.running.url}/v1/${what}/events`, async () => {
+      await applied.put(`zz-${what}.gitea`, '{}')
+      await applied.delete(`zz-${what}.gitea`)
+    })
+    expect(new Set(events.map((e) => e.event))).toEqual(new Set(['put', 'synced', 'delete', 'reset']))
+    fitAll(`follow${what[0]?.toUpperCase()}${what.slice(1)}`, events)
   })
 
   test('a stream\'s stale and live events fit their messages: NATS away and back', async () => {

@@ -4,16 +4,20 @@
 // password ends it at once with one line instead of a reconnect loop.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { chmod, cp, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { promisify } from 'node:util'
+import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { NatsConnection } from 'nats'
+import { parse } from 'yaml'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { START_COMMAND } from '../testkit/start-command.js'
 import { fixture, suiteFixture } from './support/service.js'
+import { has } from './support/tools.js'
 
 const run = promisify(execFile)
 const repo = new URL('..', import.meta.url).pathname
@@ -27,9 +31,13 @@ let root: string
 let app: string
 const children: ChildProcess[] = []
 
-/** Runs a command as uid/gid 65534 with no supplementary groups, as the image's USER line does. */
+/**
+ * Runs a command as uid/gid 65534 with no supplementary groups, as the image's USER line does; a
+ * user other than root cannot switch, and runs it as itself (test/global-setup.ts says so).
+ */
 function asNobody (args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...args], {
+  const [command, ...rest] = has('root') ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...args] : args
+  const child = spawn(command as string, rest, {
     cwd: app,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -107,6 +115,47 @@ describe('the Containerfile', () => {
   })
 })
 
+describe('the image\'s inputs and the compose example', () => {
+  const compose = parse(readFileSync(join(repo, 'compose.yaml'), 'utf8')) as { services: Record<string, { ports?: string[], healthcheck?: Record<string, unknown> }> }
+
+  test('Docker and Podman leave out the same files: .dockerignore is .containerignore', async () => {
+    const ignored = await readFile(join(repo, '.containerignore'), 'utf8')
+    expect(await readFile(join(repo, '.dockerignore'), 'utf8')).toBe(ignored)
+    const lines = ignored.split('\n').filter((l) => l !== '' && !l.startsWith('#'))
+    expect(lines).toEqual(expect.arrayContaining(['.containerignore', '.dockerignore', 'node_modules', '.cache', 'test']))
+    // What the stages copy is not left out.
+    for (const input of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) expect(lines, input).not.toContain(input)
+  })
+
+  test('the build stage installs the production dependencies, TypeScript and the @types packages alone; the final stage production dependencies only', () => {
+    const stages = containerfile.split(/^FROM /m).slice(1)
+    const runs = stages.map((stage) => stage.replace(/\\\n/g, ' ').split('\n').filter((l) => l.startsWith('RUN ')).join('\n'))
+    // Every npm ci of every stage omits the devDependencies.
+    for (const run of runs) for (const ci of run.match(/npm ci[^&]*/g) ?? []) expect(ci).toMatch(/--omit=dev/)
+    const selector = /node -p "([^"]+)"/.exec(runs[0] as string)?.[1]
+    expect(selector, 'the build stage names its tools from package.json').toBeDefined()
+    const devDependencies = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies
+    const named = (runInNewContext(selector as string, { require: () => ({ devDependencies }) }) as string).split(' ')
+    expect(named.sort()).toEqual(Object.entries(devDependencies).filter(([p]) => p === 'typescript' || p.startsWith('@types/')).map(([p, v]) => `${p}@${v}`).sort())
+    expect(named.map((n) => n.slice(0, n.lastIndexOf('@')))).not.toEqual(expect.arrayContaining(['node']))
+    expect(runs[0]).toMatch(/npm install --no-save --save-prod --omit=dev /)
+    expect(stages.at(-1)).toMatch(/^COPY --from=deps \/app\/node_modules \.\/node_modules$/m)
+  })
+
+  test('compose publishes NATS on loopback only', () => {
+    const published = Object.entries(compose.services).flatMap(([name, s]) => (s.ports ?? []).map((p) => [name, p]))
+    expect(published.filter(([, p]) => /(^|:)4222(:|$)/.test(p as string))).toEqual([['nats', '127.0.0.1:4222:4222']])
+  })
+
+  test('the HEALTHCHECK holds under Podman too: compose states the same command and timings, and the Containerfile names --format docker', () => {
+    const line = containerfile.slice(containerfile.indexOf('\nHEALTHCHECK ')).replace(/\\\n\s*/, '').split('\n')[1] as string
+    const [, options, command] = /^HEALTHCHECK (.*?) CMD (\[.*\])$/.exec(line) ?? []
+    const timings = Object.fromEntries((options as string).split(' ').map((o) => o.replace(/^--/, '').replace('-', '_').split('=')))
+    expect(compose.services['mesh-provisioner']?.healthcheck).toEqual({ test: ['CMD', ...JSON.parse(command as string)], ...timings, retries: Number(timings['retries']) })
+    expect(containerfile).toContain('podman build --format docker')
+  })
+})
+
 test('the build imports only production dependencies and Node\'s own modules (npm ci --omit=dev suffices)', async () => {
   const { stdout } = await run('grep', ['-rhoE', String.raw`(from|import\() *'[^'.][^']*'`, join(app, 'dist')])
   const packages = new Set(stdout.split('\n').filter(Boolean).map((l) => {
@@ -134,7 +183,7 @@ describe('the built entrypoint as uid 65534 from a read-only directory', () => {
     output = collect(service)
   })
 
-  test('runs as 65534 and cannot write its directory', async () => {
+  test.runIf(has('root'))('runs as 65534 and cannot write its directory', async () => {
     // setpriv changes the ids and then becomes node: read the status once it is node (by its
     // executable: Node 24 names its main thread "MainThread", so the status's Name will not do).
     const status = await vi.waitFor(async () => {

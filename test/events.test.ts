@@ -157,7 +157,8 @@ describe('a stream', () => {
 
   test.each([
     ['a malformed id', 'not-a-cursor', /Last-Event-ID: "not-a-cursor" is not a cursor/],
-    ['another generation', '5-123', /another generation of bucket mesh-provisioner_collect/]
+    ['another generation', '5-1700000000000000000', /another generation of bucket mesh-provisioner_collect/],
+    ['a generation that never was', '5-123', /since "5-123" is not a cursor this service gave/]
   ])('resumed with %s sends reset, a fresh snapshot and synced', async (_what, id, reason) => {
     const stream = await follow('/v1/collect/events?node=g14', { 'last-event-id': id })
     const synced = await untilEvent(stream, isSynced)

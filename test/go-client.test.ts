@@ -3,8 +3,7 @@
 // decodes every answer strictly into typed structs and runs micro discovery; it fails on any
 // refusal, type mismatch or unknown field. Its structs match the AsyncAPI document's schemas.
 
-import { execFile, spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,9 +13,9 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { NatsServer } from '../testkit/nats-server.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
+import { GOPATH, has } from './support/tools.js'
 
-const GOPATH = '/usr/share/gocode'
-const present = spawnSync('go', ['version']).status === 0 && existsSync(join(GOPATH, 'src/github.com/nats-io/nats.go/micro'))
+const present = has('go')
 if (!present && process.env['CI'] !== undefined) throw new Error('go or the nats.go sources are missing; CI installs Debian\'s golang-go and golang-github-nats-io-go-nats-dev (.ci/run)')
 
 const run = promisify(execFile)

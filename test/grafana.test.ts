@@ -1,16 +1,18 @@
 // The Grafana dashboard (deploy/grafana/mesh-provisioner.json) reads only what the service exports:
 // every metric a panel's query names is one a live /metrics declares, and it shows what an operator
-// looks at (requests, latency, views, registry runs, streams, refusals, NATS, silent nodes).
+// looks at (requests, latency, views, registry runs, streams, refusals, NATS, silent nodes). It is
+// in Grafana's export format, so that Import asks for the Prometheus to read (its one input).
 
 import { readFile } from 'node:fs/promises'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
 interface Panel { type: string, title: string, datasource?: { uid: string }, targets?: Array<{ expr: string }> }
-const dashboard = JSON.parse(await readFile(new URL('../deploy/grafana/mesh-provisioner.json', import.meta.url), 'utf8')) as { panels: Panel[], uid: string }
+const text = await readFile(new URL('../deploy/grafana/mesh-provisioner.json', import.meta.url), 'utf8')
+const dashboard = JSON.parse(text) as { panels: Panel[], uid: string, __inputs: unknown[], __requires: Array<{ type: string, id: string }> }
 const panels = dashboard.panels.filter((p) => p.type !== 'row')
-/** The data source variable every panel reads through (picked when the dashboard is imported). */
-const DATASOURCE = '$' + '{datasource}'
+/** The import input every panel reads through (Import asks for it: the data source to read). */
+const DATASOURCE = '$' + '{DS_PROMETHEUS}'
 
 /** The metric names a query names: the exported families' prefixes, label matchers and strings left out. */
 function metricsOf (expr: string): string[] {
@@ -48,12 +50,22 @@ describe('the Grafana dashboard', () => {
     expect(unknown).toEqual([])
   })
 
-  test('shows requests, latency, views, registry runs, streams, refusals, NATS and silent nodes', () => {
+  test('imports with one input, the Prometheus data source, which every query and variable reads through', () => {
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })])
+    const uids = [...text.matchAll(/"uid": "(\$\{[^}]*\})"/g)].map((m) => m[1])
+    expect(uids.length).toBeGreaterThan(panels.length)
+    expect(new Set(uids)).toEqual(new Set([DATASOURCE]))
+    // What the import needs is named, each kind of panel included.
+    const required = dashboard.__requires.map((r) => `${r.type}:${r.id}`)
+    expect(required).toEqual(expect.arrayContaining(['grafana:grafana', 'datasource:prometheus', ...new Set(panels.map((p) => `panel:${p.type}`))]))
+  })
+
+  test('shows requests, latency, views, registry runs, streams, refusals, NATS, silent nodes and the modules per state', () => {
     const used = new Set(panels.flatMap((p) => (p.targets ?? []).flatMap((t) => metricsOf(t.expr))))
     for (const name of [
       'mesh_provisioner_requests_total', 'mesh_provisioner_request_duration_seconds_bucket', 'mesh_provisioner_view_keys', 'mesh_provisioner_view_stale',
       'mesh_provisioner_registry_runs_total', 'mesh_provisioner_event_streams', 'mesh_provisioner_http_refused_total', 'mesh_provisioner_nats_connected',
-      'mesh_provisioner_node_last_write_timestamp_seconds'
+      'mesh_provisioner_node_last_write_timestamp_seconds', 'mesh_provisioner_modules'
     ]) expect(used, name).toContain(name)
   })
 })

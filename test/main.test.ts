@@ -30,6 +30,8 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully with an event 
   const { proc, out } = runMain({ ...server.serviceEnv(), LOG_LEVEL: 'info' })
   try {
     await expect.poll(out, { timeout: 15_000 }).toContain('mesh-provisioner serving')
+    // The pid to send SIGHUP to is in the log (under npm start, several processes would be candidates).
+    expect(out()).toMatch(new RegExp(`"pid":${proc.pid as number}[,}].*"msg":"mesh-provisioner serving"`))
     await expect.poll(async () => (await askVerb(nc, { what: 'registry', kind: 'secret' })).code, { timeout: 10_000 }).toBe(200)
     // An open stream must not hold the stop past close-with-grace's deadline (which exits 1).
     const url = /"url":"(http:[^"]+)"/.exec(out())?.[1] as string

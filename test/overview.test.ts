@@ -6,7 +6,7 @@
 import type { KV, NatsConnection } from 'nats'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
-import type { What } from '../src/domain/wire/key-shapes.js'
+import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { request } from './support/http.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
@@ -44,13 +44,14 @@ async function remove (what: Exclude<What, 'registry'>, key: string): Promise<vo
 
 /** Sends a request with `wait` and If-None-Match, and gives its answer to come once the service holds it (it asked to be woken by a change). */
 async function holding (path: string, etag: string): Promise<{ answer: Promise<Got> }> {
-  const changed = vi.spyOn(running.provisioning, 'changed')
+  // A bucket's answers wait through the bucket's waiters, the nodes' and modules' through their own.
+  const changed = [vi.spyOn(running.provisioning, 'changed'), vi.spyOn(running.provisioning.overviews, 'changed')]
   try {
     const answer = get(path, { 'if-none-match': etag })
-    await vi.waitFor(() => expect(changed, 'the request held').toHaveBeenCalled(), { timeout: 5000, interval: 5 })
+    await vi.waitFor(() => expect(changed.some((spy) => spy.mock.calls.length > 0), 'the request held').toBe(true), { timeout: 5000, interval: 5 })
     return { answer }
   } finally {
-    changed.mockRestore()
+    for (const spy of changed) spy.mockRestore()
   }
 }
 
@@ -155,7 +156,7 @@ describe('nodes', () => {
     expect(doc).toMatchObject({ what: 'nodes', stale: false, total: 3 })
     expect(doc.nodes.map((n) => n['node'])).toEqual(['ace', 'bob', 'cy'])
     expect(doc.nodes[0]).toMatchObject({ node: 'ace', needs: 4, applied: 3, collect: 3, outOfShape: 0, modules: { applied: 0, pending: 2, unapplied: 1, orphaned: 1 } })
-    expect(doc.nodes[1]).toEqual({ node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 1, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } })
+    expect(doc.nodes[1]).toEqual({ node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 1, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 }, waiting: 0, waitingSince: null, unanswered: 0 })
     expect(doc.nodes[2]).toMatchObject({ node: 'cy', collect: 1, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } })
     // What a per-node last-write gauge reads: the same moment as the row, none for a node without entries.
     const writes = running.provisioning.overviews.lastWrites()
@@ -205,6 +206,29 @@ describe('wait with If-None-Match', () => {
     await remove('collect', 'cy.environment.loki')
     expect((await still).status).toBe(304)
     expect((await get('/v1/modules?wait=1s')).status).toBe(400)
+  })
+
+  test('wakes no held wait on a write that moves no row it shows: 200 waits on ?state=pending stay held through writes of applied modules', async () => {
+    const path = '/v1/modules?state=pending'
+    const { etag } = await get(path)
+    const changed = vi.spyOn(running.provisioning.overviews, 'changed')
+    try {
+      const held = Array.from({ length: 200 }, async () => await get(`${path}&wait=10s`, { 'if-none-match': etag as string }))
+      await vi.waitFor(() => expect(changed).toHaveBeenCalledTimes(200), { timeout: 5000, interval: 10 })
+      // The orphaned module's applied entry, and a collect item: no pending row moves.
+      await put('applied', 'ace.wireguard', '{"quiet":1}')
+      await put('collect', 'ace.environment.gitea', '{"quiet":1}')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      // A woken wait would have asked again after finding its ETag unchanged.
+      expect(changed).toHaveBeenCalledTimes(200)
+      await put('needs', 'ace.wireguard.secret.key2')
+      const answers = await Promise.all(held)
+      expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]))
+      expect(changed).toHaveBeenCalledTimes(200)
+      await remove('needs', 'ace.wireguard.secret.key2')
+    } finally {
+      changed.mockRestore()
+    }
   })
 
   test.each([
@@ -297,5 +321,58 @@ describe('facets', () => {
     expect([http.status, bus.code]).toEqual([400, '400'])
     expect(JSON.parse(http.body)).toEqual({ error: { code: 'BAD_REQUEST', message: `by: "${by}" is no field of ${what} whose values are counted; ${what} takes by = ${takes}`, field: 'by' } })
     expect(JSON.parse(bus.body)).toEqual(JSON.parse(http.body))
+  })
+})
+
+describe('why, and since when', () => {
+  const row = async (path: string): Promise<Record<string, unknown>> => JSON.parse((await get(path)).body) as Record<string, unknown>
+
+  test('says how many needs wait and since when, as the order of the writes made it, on both faces alike', async () => {
+    await put('needs', 'dee.web.secret.a')
+    const first = (await row('/v1/modules/dee/web'))['needsUpdated']
+    await put('needs', 'dee.web.config.b')
+    expect(await both('/v1/modules?node=dee', { what: 'modules', node: 'dee' })).toMatchObject({ modules: [{ state: 'unapplied', waiting: 2, waitingSince: first, unanswered: 0 }] })
+    await put('applied', 'dee.web')
+    expect(await row('/v1/modules/dee/web')).toMatchObject({ state: 'applied', waiting: 0, waitingSince: null })
+    // Written again after the applied entry: that need alone waits, since its new write.
+    await put('needs', 'dee.web.secret.a', '{"again":true}')
+    const again = (await row('/v1/modules/dee/web'))['needsUpdated']
+    expect(again).not.toBe(first)
+    await put('needs', 'dee.web.port.c')
+    expect(await both('/v1/modules?node=dee', { what: 'modules', node: 'dee' })).toMatchObject({ modules: [{ state: 'pending', needs: 3, waiting: 2, waitingSince: again }] })
+    await put('needs', 'dee.api.secret.d')
+    const api = (await row('/v1/modules/dee/api'))['waitingSince'] as string
+    // The node sums its modules' and takes the earliest.
+    expect(await both('/v1/nodes?node=dee', { what: 'nodes', node: 'dee' })).toMatchObject({ nodes: [{ node: 'dee', waiting: 3, waitingSince: again, unanswered: 0 }] })
+    expect(api > (again as string)).toBe(true)
+    await put('applied', 'dee.web')
+    await put('applied', 'dee.api')
+    expect(await row('/v1/nodes/dee')).toMatchObject({ waiting: 0, waitingSince: null })
+  })
+
+  test('counts the needs of a kind no registry entry answers, and a registry write of that kind moves their rows and ETags, on both faces', async () => {
+    const registry = await nc.jetstream().views.kv(BUCKETS.registry)
+    const written = async (write: () => Promise<unknown>): Promise<void> => {
+      await write()
+      const last = (await registry.status()).streamInfo.state.last_seq
+      await vi.waitFor(() => expect(running.views.byWhat.registry.status().revision).toBeGreaterThanOrEqual(last), { timeout: 5000, interval: 10 })
+    }
+    await put('needs', 'dee.web.no-such-kind.e')
+    await put('needs', 'dee.web.no-such-kind.f')
+    expect(await both('/v1/modules?node=dee&module=web', { what: 'modules', node: 'dee', module: 'web' })).toMatchObject({ modules: [{ unanswered: 2, state: 'pending' }] })
+    expect(await both('/v1/nodes?node=dee', { what: 'nodes', node: 'dee' })).toMatchObject({ nodes: [{ unanswered: 2 }] })
+    const [web, dee, ace] = await Promise.all([get('/v1/modules/dee/web'), get('/v1/nodes/dee'), get('/v1/nodes?node=ace')])
+    await written(async () => await registry.put('no-such-kind', '{"kind":"no-such-kind","module":"test"}'))
+    expect(await both('/v1/modules?node=dee&module=web', { what: 'modules', node: 'dee', module: 'web' })).toMatchObject({ modules: [{ unanswered: 0 }] })
+    expect(await row('/v1/nodes/dee')).toMatchObject({ unanswered: 0 })
+    expect((await get('/v1/modules/dee/web', { 'if-none-match': web.etag as string })).status).toBe(200)
+    expect((await get('/v1/nodes/dee', { 'if-none-match': dee.etag as string })).status).toBe(200)
+    // A node with no need of that kind keeps its row and ETag.
+    expect((await get('/v1/nodes?node=ace', { 'if-none-match': ace.etag as string })).status).toBe(304)
+    await written(async () => await registry.delete('no-such-kind'))
+    expect(await row('/v1/modules/dee/web')).toMatchObject({ unanswered: 2 })
+    expect((await get('/v1/modules/dee/web', { 'if-none-match': web.etag as string })).status).toBe(304)
+    await remove('needs', 'dee.web.no-such-kind.e')
+    await remove('needs', 'dee.web.no-such-kind.f')
   })
 })

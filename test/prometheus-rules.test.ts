@@ -24,7 +24,8 @@ describe('the alert rules', () => {
   test('are the alerts an operator needs, each with a summary naming the remedy and a section of its own in the runbook', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'MeshProvisionerNotReady', 'MeshProvisionerBucketMissing', 'MeshProvisionerRegistryWriterFailing', 'MeshProvisionerNatsDisconnected',
-      'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent'
+      'MeshProvisionerVerbDown', 'MeshProvisionerEventStreamsNearLimit', 'MeshProvisionerServerErrors', 'MeshProvisionerRefusals', 'MeshProvisionerNodeSilent',
+      'MeshProvisionerModuleWaiting', 'MeshProvisionerNeedUnanswered'
     ])
     const links = rules.map((r) => r.annotations['runbook_url'] ?? '')
     expect(new Set(links).size, 'one section an alert').toBe(rules.length)
@@ -101,6 +102,28 @@ describe('a live /metrics', () => {
     await vi.waitFor(async () => { expect(Number(await series()) * 1000).toBeGreaterThanOrEqual(before - 1000) }, { timeout: 5000, interval: 50 })
     await kv.delete('zed.gitea')
     await vi.waitFor(async () => { expect(await series()).toBeUndefined() }, { timeout: 5000, interval: 50 })
+  })
+
+  test('follows the modules per state, the earliest waitingSince and the unanswered needs', async () => {
+    const kv = await seeded.nc.jetstream().views.kv('mesh-provisioner_needs')
+    const read = async (): Promise<Record<string, number | undefined>> => {
+      const text = await (await fetch(`${seeded.running.url}/metrics`)).text()
+      const value = (re: RegExp): number | undefined => { const m = re.exec(text); return m === null ? undefined : Number(m[1]) }
+      return {
+        unapplied: value(/^mesh_provisioner_modules\{state="unapplied"\} (\S+)$/m),
+        since: value(/^mesh_provisioner_waiting_since_timestamp_seconds (\S+)$/m),
+        unanswered: value(/^mesh_provisioner_needs_unanswered (\S+)$/m)
+      }
+    }
+    const before = await read()
+    expect(before.unapplied).toBeGreaterThanOrEqual(0)
+    expect(before.unanswered).toBeGreaterThanOrEqual(0)
+    await kv.put('zed.web.no-such-kind.x', '{}')
+    await vi.waitFor(async () => expect(await read()).toMatchObject({ unapplied: (before.unapplied as number) + 1, unanswered: (before.unanswered as number) + 1 }), { timeout: 5000, interval: 50 })
+    // Something waits now: the earliest waitingSince is at most this write's.
+    expect((await read()).since).toBeLessThanOrEqual(Date.now() / 1000)
+    await kv.delete('zed.web.no-such-kind.x')
+    await vi.waitFor(async () => expect(await read()).toEqual(before), { timeout: 5000, interval: 50 })
   })
 
   test('says the event streams the instance holds at most: the bound in force when the open file limit lowers HTTP_MAX_STREAMS', async () => {

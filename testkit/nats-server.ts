@@ -42,6 +42,11 @@ export interface NatsServerOptions {
   token?: string
   /** A JetStream store kept outside the server's temporary folder, which `dispose` leaves in place (the bench's large mesh, seeded once). */
   storeDir?: string
+  /**
+   * In a process group of its own, so that a Ctrl-C in a terminal reaches only the process that
+   * started it, which stops it once what uses it has stopped (the demo).
+   */
+  detached?: boolean
 }
 
 /** The listening ports a server wrote to its ports file, by what listens. */
@@ -208,6 +213,7 @@ export class NatsServer {
     ].join('\n'))
     const proc = spawn(natsServerBin(), ['-c', conf, ...(this.opts.args ?? [])], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: this.opts.detached === true,
       env: { ...process.env, ...PASSWORDS }
     })
     proc.stdout?.on('data', (d: Buffer) => { this.log += d.toString() })

@@ -828,6 +828,12 @@ export interface components {
                     /** @description Its modules in state `orphaned`. */
                     orphaned: number;
                 };
+                /** @description Its needs not yet applied: the sum of its modules' `waiting`. */
+                waiting: number;
+                /** @description The earliest `waitingSince` of its modules (at the precision NATS gives, nanoseconds): how long something on it has waited; null when nothing waits. */
+                waitingSince: string | null;
+                /** @description Its needs of a kind that no entry of the registry answers: the sum of its modules' `unanswered`. */
+                unanswered: number;
             }[];
             /** @description Present when cut: the node to pass as `after` to continue. */
             next?: string;
@@ -896,6 +902,12 @@ export interface components {
                 } | null;
                 /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
                 state: "unapplied" | "pending" | "applied" | "orphaned";
+                /** @description How many of its needs are not yet applied: every need when `unapplied`, those written after the applied entry when `pending`, 0 otherwise. */
+                waiting: number;
+                /** @description The earliest write among the needs that wait (how long the module has waited, as far as the entries still there tell); null when none waits. It holds no "now": it changes only when a write changes it. */
+                waitingSince: string | null;
+                /** @description How many of its needs are of a kind that no entry of the registry answers: such a need stands asked, since no domain will provide it. A registry write that adds or removes a kind moves it. */
+                unanswered: number;
             }[];
             /** @description Present when cut: the `<node>.<module>` to pass as `after` to continue. */
             next?: string;

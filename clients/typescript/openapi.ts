@@ -293,7 +293,7 @@ export interface paths {
         };
         /**
          * One node's row: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.
-         * @description The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change.
+         * @description The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change. A node named `events` is read with `/v1/nodes?node=events` (`/v1/nodes/events` streams the rows).
          */
         get: operations["getNode"];
         put?: never;
@@ -416,6 +416,46 @@ export interface paths {
          * @description The change feed of bucket `mesh-provisioner_collect` (keys `<node>.<collection>.<contributor>`) narrowed by the list's filters, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per matching entry and one `outOfShape` per out-of-shape key the filter keeps, then `synced`; afterwards `put`, `delete` and `outOfShape` for each matching change in revision order (a key changed again before the stream read it is sent once, at its latest change), and `stale`/`live` when the view's state changes. Every event after the snapshot, and `synced`, has an `id:` that is its cursor: a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the changes it missed, latest per key, deletions included, then `synced`, or `reset` and a fresh snapshot when that cursor cannot be served. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while the bucket is missing or loading (said by `stale`).
          */
         get: operations["followCollect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the nodes rows live: Server-Sent Events.
+         * @description The rows of `GET /v1/nodes` that the filter keeps, live, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view's state changes. Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers questions, not streams.
+         */
+        get: operations["followNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/modules/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the modules rows live: Server-Sent Events.
+         * @description The rows of `GET /v1/modules` that the filter keeps, live, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view's state changes. Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers questions, not streams.
+         */
+        get: operations["followModules"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1111,6 +1151,12 @@ export interface components {
                     /** @description Its modules in state `orphaned`. */
                     orphaned: number;
                 };
+                /** @description Its needs not yet applied: the sum of its modules' `waiting`. */
+                waiting: number;
+                /** @description The earliest `waitingSince` of its modules (at the precision NATS gives, nanoseconds): how long something on it has waited; null when nothing waits. */
+                waitingSince: string | null;
+                /** @description Its needs of a kind that no entry of the registry answers: the sum of its modules' `unanswered`. */
+                unanswered: number;
             }[];
             /** @description Present when cut: the node to pass as `after` to continue. */
             next?: string;
@@ -1155,6 +1201,12 @@ export interface components {
                 } | null;
                 /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
                 state: "unapplied" | "pending" | "applied" | "orphaned";
+                /** @description How many of its needs are not yet applied: every need when `unapplied`, those written after the applied entry when `pending`, 0 otherwise. */
+                waiting: number;
+                /** @description The earliest write among the needs that wait (how long the module has waited, as far as the entries still there tell); null when none waits. It holds no "now": it changes only when a write changes it. */
+                waitingSince: string | null;
+                /** @description How many of its needs are of a kind that no entry of the registry answers: such a need stands asked, since no domain will provide it. A registry write that adds or removes a kind moves it. */
+                unanswered: number;
             }[];
             /** @description Present when cut: the `<node>.<module>` to pass as `after` to continue. */
             next?: string;
@@ -1191,8 +1243,14 @@ export interface components {
                 /** @description Its modules in state `orphaned`. */
                 orphaned: number;
             };
+            /** @description Its needs not yet applied: the sum of its modules' `waiting`. */
+            waiting: number;
+            /** @description The earliest `waitingSince` of its modules (at the precision NATS gives, nanoseconds): how long something on it has waited; null when nothing waits. */
+            waitingSince: string | null;
+            /** @description Its needs of a kind that no entry of the registry answers: the sum of its modules' `unanswered`. */
+            unanswered: number;
         };
-        /** @description One module on one node, with its provisioning state. */
+        /** @description One module on one node, with its provisioning state, and what keeps it from `applied` since when. */
         ModuleRow: {
             /** @description The node. */
             node: string;
@@ -1214,6 +1272,12 @@ export interface components {
             } | null;
             /** @description `unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs. */
             state: "unapplied" | "pending" | "applied" | "orphaned";
+            /** @description How many of its needs are not yet applied: every need when `unapplied`, those written after the applied entry when `pending`, 0 otherwise. */
+            waiting: number;
+            /** @description The earliest write among the needs that wait (how long the module has waited, as far as the entries still there tell); null when none waits. It holds no "now": it changes only when a write changes it. */
+            waitingSince: string | null;
+            /** @description How many of its needs are of a kind that no entry of the registry answers: such a need stands asked, since no domain will provide it. A registry write that adds or removes a kind moves it. */
+            unanswered: number;
         };
         /** @description Every refusal, on the bus and over HTTP. */
         ErrorBody: {
@@ -3401,7 +3465,10 @@ export interface operations {
                      *             "pending": 1,
                      *             "unapplied": 1,
                      *             "orphaned": 0
-                     *           }
+                     *           },
+                     *           "waiting": 3,
+                     *           "waitingSince": "2026-11-29T09:12:00.000000001Z",
+                     *           "unanswered": 1
                      *         },
                      *         {
                      *           "node": "bob",
@@ -3415,7 +3482,10 @@ export interface operations {
                      *             "pending": 0,
                      *             "unapplied": 0,
                      *             "orphaned": 0
-                     *           }
+                     *           },
+                     *           "waiting": 0,
+                     *           "waitingSince": null,
+                     *           "unanswered": 0
                      *         }
                      *       ],
                      *       "next": "bob",
@@ -3574,7 +3644,10 @@ export interface operations {
                      *             "revision": 12,
                      *             "updated": "2026-11-29T09:40:00.123456789Z"
                      *           },
-                     *           "state": "pending"
+                     *           "state": "pending",
+                     *           "waiting": 1,
+                     *           "waitingSince": "2026-11-29T09:41:12.345678901Z",
+                     *           "unanswered": 0
                      *         },
                      *         {
                      *           "node": "g14",
@@ -3582,7 +3655,10 @@ export interface operations {
                      *           "needs": 2,
                      *           "needsUpdated": "2026-11-29T09:12:00.000000001Z",
                      *           "applied": null,
-                     *           "state": "unapplied"
+                     *           "state": "unapplied",
+                     *           "waiting": 2,
+                     *           "waitingSince": "2026-11-29T09:12:00.000000001Z",
+                     *           "unanswered": 1
                      *         }
                      *       ]
                      *     }
@@ -3730,7 +3806,10 @@ export interface operations {
                      *         "pending": 1,
                      *         "unapplied": 1,
                      *         "orphaned": 0
-                     *       }
+                     *       },
+                     *       "waiting": 3,
+                     *       "waitingSince": "2026-11-29T09:12:00.000000001Z",
+                     *       "unanswered": 1
                      *     }
                      */
                     "application/json": components["schemas"]["NodeRow"];
@@ -3895,7 +3974,10 @@ export interface operations {
                      *         "revision": 12,
                      *         "updated": "2026-11-29T09:40:00.123456789Z"
                      *       },
-                     *       "state": "pending"
+                     *       "state": "pending",
+                     *       "waiting": 1,
+                     *       "waitingSince": "2026-11-29T09:41:12.345678901Z",
+                     *       "unanswered": 0
                      *     }
                      */
                     "application/json": components["schemas"]["ModuleRow"];
@@ -4568,6 +4650,292 @@ export interface operations {
                      *         "code": "BAD_REQUEST",
                      *         "message": "\"since\" is not a parameter of GET /v1/needs/events; it takes node, module, kind, name, lastEventId, access_token: the stream sends every matching entry, then each change, and resumes from Last-Event-ID (or lastEventId=)",
                      *         "field": "since"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only, not node g14"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after `Retry-After` seconds (5). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_READY",
+                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in 5 s or ask another instance"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    followNodes: {
+        parameters: {
+            query?: {
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot. */
+                lastEventId?: string;
+                /** @description The bearer token, for a browser's EventSource, which cannot set headers (when the gateway asks for tokens). */
+                access_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The event stream. Events and their `data:` (JSON):
+             *     - `put`: a node row, as in `GET /v1/nodes` (`{"node","needs","applied","collect","outOfShape","updated","modules","waiting","waitingSince","unanswered"}`)
+             *     - `synced`: `{"cursor","total","stale"}`: the snapshot or the missed rows are complete; `total` counts every row the filter keeps now
+             *     - `delete`: `{"node"}` of a row the filter no longer keeps: no key names the node any more (a client ignores one for a row it does not hold)
+             *     - `stale`: `{"reason"}`: cut off from NATS, the bucket missing or loading, or being read again; the stream goes on (or its snapshot follows) when it can
+             *     - `live`: `{"reason"}`: followed live again after `stale`
+             *     - `reset`: `{"reason"}`: the cursor cannot be served (malformed, another generation of the bucket, or older than the deletions known) or the bucket was created again: forget what was received, a fresh snapshot and `synced` follow (its `id:` is empty)
+             */
+            200: {
+                headers: {
+                    /** @description `no-cache`. */
+                    "Cache-Control"?: string;
+                    /** @description `no`: a proxy in front passes events on at once. */
+                    "X-Accel-Buffering"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     event: put
+                     *     data: {"node":"ace","needs":4,"applied":3,"collect":3,"outOfShape":0,"updated":"2026-11-29T09:40:00.000Z","modules":{"applied":1,"pending":1,"unapplied":1,"orphaned":0},"waiting":3,"waitingSince":"2026-11-29T09:12:00.000000001Z","unanswered":1}
+                     *
+                     *     id: 187.40.1234.13-Ab3dE5gH7jK9mN1p
+                     *     event: synced
+                     *     data: {"cursor":"187.40.1234.13-Ab3dE5gH7jK9mN1p","total":1,"stale":false}
+                     *
+                     *     id: 188.40.1234.13-Ab3dE5gH7jK9mN1p
+                     *     event: delete
+                     *     data: {"node":"ace"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned, or a list of such values (at most 100 distinct)",
+                     *         "field": "state"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bearer token, or one the gateway does not know (`WWW-Authenticate: Bearer realm="mesh-provisioner"`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "UNAUTHORIZED",
+                     *         "message": "this route takes a bearer token: send Authorization: Bearer <token>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "FORBIDDEN",
+                     *         "message": "this token reads the registry and node ace only, not node g14"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The service failed to answer; the fault is logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "the service failed to answer: example fault; the fault is logged, ask again or report it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after `Retry-After` seconds (5). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_READY",
+                     *         "message": "this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in 5 s or ask another instance"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    followModules: {
+        parameters: {
+            query?: {
+                /** @description Only this node (one key token). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?node=a&node=b`. */
+                node?: string[];
+                /** @description Only this module; for collect, the contributor. An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?module=a&module=b`. */
+                module?: string[];
+                /** @description For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs). An entry is kept when its field equals any of the values given (at most 100 distinct); an empty list is no filter. Repeat the parameter for several: `?state=a&state=b`. */
+                state?: ("unapplied" | "pending" | "applied" | "orphaned")[];
+                /** @description Resume after this event id (the cursor of the last event received), for a client that cannot send the `Last-Event-ID` header; the header wins. An id that cannot be served is answered by `reset` and a fresh snapshot. */
+                lastEventId?: string;
+                /** @description The bearer token, for a browser's EventSource, which cannot set headers (when the gateway asks for tokens). */
+                access_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The event stream. Events and their `data:` (JSON):
+             *     - `put`: a module row, as in `GET /v1/modules` (`{"node","module","needs","needsUpdated","applied","state","waiting","waitingSince","unanswered"}`)
+             *     - `synced`: `{"cursor","total","stale"}`: the snapshot or the missed rows are complete; `total` counts every row the filter keeps now
+             *     - `delete`: `{"node","module"}` of a row the filter no longer keeps: neither needs nor applied holds the module any more, or its state left those `state` takes (a client ignores one for a row it does not hold)
+             *     - `stale`: `{"reason"}`: cut off from NATS, the bucket missing or loading, or being read again; the stream goes on (or its snapshot follows) when it can
+             *     - `live`: `{"reason"}`: followed live again after `stale`
+             *     - `reset`: `{"reason"}`: the cursor cannot be served (malformed, another generation of the bucket, or older than the deletions known) or the bucket was created again: forget what was received, a fresh snapshot and `synced` follow (its `id:` is empty)
+             */
+            200: {
+                headers: {
+                    /** @description `no-cache`. */
+                    "Cache-Control"?: string;
+                    /** @description `no`: a proxy in front passes events on at once. */
+                    "X-Accel-Buffering"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     event: put
+                     *     data: {"node":"ace","module":"gitea","needs":4,"needsUpdated":"2026-11-29T09:41:12.345678901Z","applied":{"revision":12,"updated":"2026-11-29T09:40:00.123456789Z"},"state":"pending","waiting":1,"waitingSince":"2026-11-29T09:41:12.345678901Z","unanswered":0}
+                     *
+                     *     id: 187.40.13-Ab3dE5gH7jK9mN1p
+                     *     event: synced
+                     *     data: {"cursor":"187.40.13-Ab3dE5gH7jK9mN1p","total":1,"stale":false}
+                     *
+                     *     id: 189.41.13-Ab3dE5gH7jK9mN1p
+                     *     event: delete
+                     *     data: {"node":"ace","module":"gitea"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A parameter that the route does not take, or a value that will not do; the message names it and what would have worked. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "BAD_REQUEST",
+                     *         "message": "state: \"done\" will not do; it takes one of unapplied, pending, applied, orphaned, or a list of such values (at most 100 distinct)",
+                     *         "field": "state"
                      *       }
                      *     }
                      */

@@ -12,6 +12,7 @@ import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
 import { readParameters } from '../domain/wire/request.js'
 import { replyError } from './errors.js'
+import { PAGE_ASSETS } from './page.js'
 import { judgedByTheDomain, type TokenSelf } from './schemas.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'
 
@@ -57,7 +58,7 @@ export function refusalOf (admission: Admission, tokens: readonly Token[]): Prov
 
 /** The routes anyone may read: the process's health, the documents and the page that shows them. */
 function isOpen (url: string): boolean {
-  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/asyncapi.json' || url === '/docs' || url.startsWith('/docs/')
+  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/asyncapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/' || url.startsWith(PAGE_ASSETS)
 }
 
 /** Routes ending in /events: a browser's EventSource cannot set headers, so the query carries the token. */

@@ -18,6 +18,7 @@ import type { FollowedViews } from './stream-of-question.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { Pool } from './holds.js'
 import { operations } from './operations.js'
+import { registerPage } from './page.js'
 import { brokenEscape } from './query-string.js'
 import { routes } from './routes.js'
 import { unsent } from './unsent.js'
@@ -105,6 +106,7 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   registerDocs(app, deps.version)
+  registerPage(app)
   const { streams, waits } = heldPools(app, deps)
   await app.register(routes, { ...deps, waits })
   await app.register(overviewRoutes, { ...deps, waits })

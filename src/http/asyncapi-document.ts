@@ -9,8 +9,8 @@ import { Type } from 'typebox'
 import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { Answers, BY_DESCRIPTION, EntrySchemas, ErrorBody, FACET_BY, Facets, literals, NARROWED_BY, OutOfShape, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
-import { eventData, Live, Reset, Stale, Synced, type StreamEvent } from './event-schemas.js'
+import { Answers, BY_DESCRIPTION, EntrySchemas, ErrorBody, FACET_BY, Facets, literals, NARROWED_BY, OutOfShape, OVERVIEWS, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
+import { eventData, Live, Reset, rowEventData, Stale, Synced, type StreamEvent } from './event-schemas.js'
 
 /** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
 export const VERB_SUBJECT = 'mesh-provisioner.provisioning'
@@ -203,6 +203,38 @@ export function asyncApiDocument (version: string): Json {
       channel: ref(`#/channels/${what}Events`),
       messages: Object.keys(events).map((type) => ref(`#/channels/${what}Events/messages/${type}`)),
       bindings: { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description: 'The list\'s filters (and `lastEventId`, `access_token`: see the OpenAPI document).' })), bindingVersion: '0.3.0' } }
+    }
+  }
+
+  // The live rows: one channel for each kind of row, a put and a delete message for it.
+  for (const what of OVERVIEWS) {
+    const name = capital(what)
+    const data = rowEventData(what)
+    const rowId = 'absent during the snapshot; afterwards an opaque cursor over every bucket the rows read: resume after it with `Last-Event-ID`'
+    const ids: Record<keyof typeof data, string> = { put: rowId, delete: rowId, synced: 'the cursor', stale: 'absent', live: 'absent', reset: 'empty: a browser forgets the id it held' }
+    const channelMessages: Json = {}
+    for (const [type, schema] of Object.entries(data) as Array<[keyof typeof data, TSchema]>) {
+      channelMessages[type] = { name: type, title: `${type} (${what})`, contentType: 'application/json', headers: sseFields(type, ids[type]), payload: plain(schema) }
+    }
+    const filters: Record<string, TSchema> = {}
+    for (const field of NARROWED_BY[what]) filters[field] = Type.Optional(RequestFields[field])
+    channels[`${what}Events`] = {
+      address: `/v1/${what}/events`,
+      title: `${name} events`,
+      description: `GET /v1/${what}/events: the rows of GET /v1/${what} live, as Server-Sent Events, narrowed by its filters. ` +
+        'First `retry:`, then a `put` per row, then `synced`; afterwards a `put` when a kept row appears or changes and a `delete` when one leaves the filter, latest per row, ' +
+        'and `stale`/`live` when a view\'s state changes. Every event after the snapshot, and `synced`, has an `id:`: a client that reconnects with `Last-Event-ID` ' +
+        '(or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. The OpenAPI document describes its refusals.',
+      servers: [ref('#/servers/gateway')],
+      messages: channelMessages
+    }
+    operations[`follow${name}`] = {
+      action: 'send',
+      title: `Follow the ${what} rows`,
+      summary: `Sends the ${what} rows to a client that opened the stream.`,
+      channel: ref(`#/channels/${what}Events`),
+      messages: Object.keys(data).map((type) => ref(`#/channels/${what}Events/messages/${type}`)),
+      bindings: { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description: 'The rows\' filters (and `lastEventId`, `access_token`: see the OpenAPI document).' })), bindingVersion: '0.3.0' } }
     }
   }
 

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import type { FastifyError, FastifyReply } from 'fastify'
 import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/wire/errors.js'
 import { defined } from '../domain/defined.js'
+import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 
 // Required, not imported: an ESM import of node:http reads every export, and its lazy WebSocket
 // getters load Node's bundled undici, ~3 MB held by a process that never uses it (bench/RESULTS.md).
@@ -96,7 +97,18 @@ export function refuseMethod (method: string, path: string): Refusal {
   return { code: 'METHOD_NOT_ALLOWED', message: `${method} is not allowed on ${quoted(path)}: the gateway only reads; use GET or HEAD` }
 }
 
-/** 404 for a path no route serves. */
+/** 404 for a path no route serves; a bucket's path with some of a key's fields names the list that filters by them. */
 export function noRoute (method: string, path: string): ProvisionerError {
-  return new ProvisionerError('NOT_FOUND', `no route serves ${method} ${quoted(path)}; the routes are listed in /openapi.json and shown at /docs`)
+  const list = listOfPath(path)
+  const hint = list === undefined ? '' : `: ${list.route} takes every field of the key, and ${list.url} lists the entries of the fields given`
+  return new ProvisionerError('NOT_FOUND', `no route serves ${method} ${quoted(path)}${hint}; the routes are listed in /openapi.json and shown at /docs`)
+}
+
+/** `/v1/needs/ace/gitea` → the one-entry route and `/v1/needs?node=ace&module=gitea`; undefined for any other path. */
+function listOfPath (path: string): { route: string, url: string } | undefined {
+  const [root, v1, what, ...tokens] = path.replace(/\/+$/, '').split('/')
+  if (root !== '' || v1 !== 'v1' || what === undefined || !Object.hasOwn(FIELDS, what) || tokens.length === 0) return undefined
+  const fields = FIELDS[what as What]
+  if (tokens.length >= fields.length || tokens.some((t) => t === '')) return undefined
+  return { route: `/v1/${what}/${fields.map((f) => `{${f}}`).join('/')}`, url: `/v1/${what}?${tokens.map((t, i) => `${fields[i] as string}=${t}`).join('&')}` }
 }

@@ -3,7 +3,7 @@
 
 import { Type, type TSchema } from 'typebox'
 import type { What } from '../domain/wire/key-shapes.js'
-import { Answers, EntrySchemas, OutOfShape } from '../domain/wire/schemas.js'
+import { Answers, EntrySchemas, ModuleRow, NodeRow, OutOfShape, type Overview } from '../domain/wire/schemas.js'
 
 export const Synced = Type.Object({
   cursor: Type.String({ description: 'The cursor the stream has caught up to; the event\'s `id:` too.' }),
@@ -26,3 +26,25 @@ export function eventData (what: What) {
 }
 
 export type StreamEvent = keyof ReturnType<typeof eventData>
+
+/** A row that left a live rows stream's filter. */
+export const RowDeleted = {
+  nodes: Type.Object({
+    node: Type.String({ description: 'The node whose row left: no key names it any more.' })
+  }, { additionalProperties: false, description: '`delete`: a node row the filter no longer keeps; a client ignores one for a row it does not hold.' }),
+  modules: Type.Object({
+    node: Type.String({ description: 'The node.' }),
+    module: Type.String({ description: 'The module whose row left: neither needs nor applied holds it any more, or its state left those `state` takes.' })
+  }, { additionalProperties: false, description: '`delete`: a module row the filter no longer keeps; a client ignores one for a row it does not hold.' })
+}
+
+export const RowsSynced = Type.Object({
+  cursor: Type.String({ description: 'The point of every bucket the rows read that the stream has caught up to; the event\'s `id:` too.' }),
+  total: Type.Integer({ description: 'How many rows the filter keeps now.' }),
+  stale: Type.Boolean({ description: 'True while a view the rows read answers from what it last knew.' })
+}, { description: '`synced`: the snapshot, or the rows changed since `Last-Event-ID`, are complete.' })
+
+/** The data of each event of a live rows stream, by the event's name. */
+export function rowEventData (what: Overview) {
+  return { put: what === 'nodes' ? NodeRow : ModuleRow, delete: RowDeleted[what], synced: RowsSynced, stale: Stale, live: Live, reset: Reset }
+}

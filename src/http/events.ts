@@ -1,5 +1,7 @@
 // The change feed of SPEC §8 as Server-Sent Events: `GET /v1/{what}/events?<filters>`, its schema
-// and its prose. The framing is sse.ts'; following the question, stream-of-question.ts'.
+// and its prose, and the live rows of the mesh at a glance (`GET /v1/nodes/events`,
+// `GET /v1/modules/events`, docs/glance.md) on the same streams, bounds and shares. The framing is
+// sse.ts'; following the question, stream-of-question.ts' (the rows' source is row-source.ts).
 
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -8,15 +10,16 @@ import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
 import { badRequest, ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
-import { readParameters, type Query } from '../domain/wire/request.js'
-import { NARROWED_BY } from '../domain/wire/schemas.js'
+import { readOverviewParameters, readParameters, type OverviewQuery, type Query } from '../domain/wire/request.js'
+import { NARROWED_BY, OVERVIEWS, type Overview } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
 import { replyError } from './errors.js'
 import { judgedByTheDomain, parameterOf } from './schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from './examples.js'
 import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
 import { Frames, RETRY_MS, Sse, type EventType } from './sse.js'
-import { SharedReads, StreamOfQuestion, type FollowedViews } from './stream-of-question.js'
+import { SharedReads, StreamFollower, StreamOfQuestion, type FollowedViews, type StreamSource } from './stream-of-question.js'
+import { RowSource } from './row-source.js'
 
 export interface EventsOptions {
   /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After, shared fairly between callers (holds.ts). */
@@ -48,7 +51,7 @@ const NOT_HERE = ['after', 'limit', 'since', 'wait']
  * question it follows and the cursor it resumes from; the header wins over `lastEventId`.
  * `access_token` is the transport's (access.ts reads it) and is not a filter.
  */
-function readStream (what: What, parameters: Record<string, unknown>, header: unknown): { query: Query, resume: string | undefined } {
+function readStream<W extends What | Overview> (what: W, parameters: Record<string, unknown>, header: unknown): { query: W extends What ? Query : OverviewQuery, resume: string | undefined } {
   const where = `GET /v1/${what}/events`
   const takes = [...NARROWED_BY[what], ...STREAM_PARAMETERS]
   const { lastEventId, access_token: _token, ...filters } = parameters
@@ -57,7 +60,7 @@ function readStream (what: What, parameters: Record<string, unknown>, header: un
       throw badRequest(name, `"${name}" is not a parameter of ${where}; it takes ${takes.join(', ')}: the stream sends every matching entry, then each change, and resumes from Last-Event-ID (or lastEventId=)`)
     }
   }
-  const query = readParameters(what, filters, where, takes)
+  const query = ((OVERVIEWS as readonly string[]).includes(what) ? readOverviewParameters(what as Overview, filters, where, takes) : readParameters(what as What, filters, where, takes)) as W extends What ? Query : OverviewQuery
   if (lastEventId !== undefined && typeof lastEventId !== 'string') {
     throw badRequest('lastEventId', 'lastEventId is given more than once; give the id of the last event received, once')
   }
@@ -93,7 +96,7 @@ const STREAM_EXAMPLE = [
 ].join('\n')
 
 /** The stream route's query string, for the OpenAPI document. */
-function streamQuerystring (what: What) {
+function streamQuerystring (what: What | Overview) {
   const properties: Record<string, ReturnType<typeof Type.Optional>> = {}
   for (const field of NARROWED_BY[what]) properties[field] = Type.Optional(parameterOf(field))
   properties['lastEventId'] = Type.Optional(Type.String({
@@ -135,14 +138,23 @@ function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
     for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
   for (const what of WHATS) {
-    app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => await openStream(gateway, what, request, reply))
+    app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => {
+      const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
+      await openStream(gateway, request, reply, (sse) => new StreamOfQuestion(deps, gateway.reads, sse, query, resume))
+    })
+  }
+  for (const what of OVERVIEWS) {
+    app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: rowStreamRouteSchema(what) }, async (request, reply) => {
+      const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
+      const source: StreamSource = new RowSource(deps, query)
+      await openStream(gateway, request, reply, (sse) => new StreamFollower(source, gateway.reads, sse, resume))
+    })
   }
 }
 
-/** Opens one stream of `what` for the request, within the pool's bounds, and follows its question until it closes. */
-async function openStream (gateway: Gateway, what: What, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const { deps, open, frames, reads, heartbeatMs, stallMs } = gateway
-  const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
+/** Opens one stream for the request, within the pool's bounds, and follows what `follower` follows until it closes. */
+async function openStream (gateway: Gateway, request: FastifyRequest, reply: FastifyReply, follower: (sse: Sse) => StreamFollower): Promise<void> {
+  const { deps, open, frames, heartbeatMs, stallMs } = gateway
   let sse: Sse | undefined
   // Ended early (another caller's share, or its token gone on SIGHUP), a stream's EventSource
   // comes back and meets the rule or the new tokens: 503, 401 or 403.
@@ -187,7 +199,7 @@ async function openStream (gateway: Gateway, what: What, request: FastifyRequest
   })
   stream.retry()
   try {
-    await new StreamOfQuestion(deps, reads, stream, query, resume).run()
+    await follower(stream).run()
   } catch (err) {
     request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
     stream.end()
@@ -228,6 +240,75 @@ function streamRouteSchema (what: What) {
         description: `This instance holds as many streams as HTTP_MAX_STREAMS allows and this caller holds its even share of them; try again after \`Retry-After\` seconds (${RETRY_AFTER_S}).`,
         headers: { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) },
         content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: new ProvisionerError('NOT_READY', `this instance holds 1000 event streams, its most (HTTP_MAX_STREAMS), and this caller holds 1000 of an even share of 1000; try again in ${RETRY_AFTER_S} s or ask another instance`).toBody() } }
+      }
+    }
+  }
+}
+
+const ROW_EVENT_DATA: Record<Overview, Partial<Record<EventType, string>>> = {
+  nodes: {
+    put: 'a node row, as in `GET /v1/nodes` (`{"node","needs","applied","collect","outOfShape","updated","modules","waiting","waitingSince","unanswered"}`)',
+    delete: '`{"node"}` of a row the filter no longer keeps: no key names the node any more (a client ignores one for a row it does not hold)'
+  },
+  modules: {
+    put: 'a module row, as in `GET /v1/modules` (`{"node","module","needs","needsUpdated","applied","state","waiting","waitingSince","unanswered"}`)',
+    delete: '`{"node","module"}` of a row the filter no longer keeps: neither needs nor applied holds the module any more, or its state left those `state` takes (a client ignores one for a row it does not hold)'
+  }
+}
+
+const ROW_STREAM_EXAMPLE: Record<Overview, string> = {
+  nodes: [
+    `retry: ${RETRY_MS}`, '',
+    'event: put',
+    'data: {"node":"ace","needs":4,"applied":3,"collect":3,"outOfShape":0,"updated":"2026-11-29T09:40:00.000Z","modules":{"applied":1,"pending":1,"unapplied":1,"orphaned":0},"waiting":3,"waitingSince":"2026-11-29T09:12:00.000000001Z","unanswered":1}', '',
+    'id: 187.40.1234.13-Ab3dE5gH7jK9mN1p',
+    'event: synced',
+    'data: {"cursor":"187.40.1234.13-Ab3dE5gH7jK9mN1p","total":1,"stale":false}', '',
+    'id: 188.40.1234.13-Ab3dE5gH7jK9mN1p',
+    'event: delete',
+    'data: {"node":"ace"}', '', ''
+  ].join('\n'),
+  modules: [
+    `retry: ${RETRY_MS}`, '',
+    'event: put',
+    'data: {"node":"ace","module":"gitea","needs":4,"needsUpdated":"2026-11-29T09:41:12.345678901Z","applied":{"revision":12,"updated":"2026-11-29T09:40:00.123456789Z"},"state":"pending","waiting":1,"waitingSince":"2026-11-29T09:41:12.345678901Z","unanswered":0}', '',
+    'id: 187.40.13-Ab3dE5gH7jK9mN1p',
+    'event: synced',
+    'data: {"cursor":"187.40.13-Ab3dE5gH7jK9mN1p","total":1,"stale":false}', '',
+    'id: 189.41.13-Ab3dE5gH7jK9mN1p',
+    'event: delete',
+    'data: {"node":"ace","module":"gitea"}', '', ''
+  ].join('\n')
+}
+
+/** The live rows' route schema: the OpenAPI document's words for it. */
+function rowStreamRouteSchema (what: Overview) {
+  const base = streamRouteSchema('needs')
+  const data = { ...EVENT_DATA, ...ROW_EVENT_DATA[what], synced: '`{"cursor","total","stale"}`: the snapshot or the missed rows are complete; `total` counts every row the filter keeps now' } as Record<string, string>
+  delete data['outOfShape']
+  return {
+    ...base,
+    tags: ['at a glance'],
+    operationId: `follow${what[0]?.toUpperCase()}${what.slice(1)}`,
+    summary: `Follow the ${what} rows live: Server-Sent Events.`,
+    description: `The rows of \`GET /v1/${what}\` that the filter keeps, live, as Server-Sent Events (\`EventSource\` in a browser, \`curl -N\`). ` +
+      'First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, ' +
+      'latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view\'s state changes. ' +
+      'Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): ' +
+      'a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. ' +
+      'A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). ' +
+      'A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers questions, not streams.',
+    querystring: streamQuerystring(what),
+    response: {
+      ...base.response,
+      200: {
+        ...base.response[200],
+        description: 'The event stream. Events and their `data:` (JSON):\n' + Object.entries(data).map(([type, words]) => `- \`${type}\`: ${words}`).join('\n'),
+        content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events, UTF-8.' }), example: ROW_STREAM_EXAMPLE[what] } }
+      },
+      400: {
+        description: 'A parameter that the route does not take, or a value that will not do; the message names it and what would have worked.',
+        content: { 'application/json': { schema: Type.Ref('ErrorBody'), example: refusal(() => readStream('modules', { state: 'done' }, undefined)) } }
       }
     }
   }

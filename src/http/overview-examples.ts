@@ -21,14 +21,17 @@ export const NODE_EXAMPLE = {
   collect: 40,
   outOfShape: 1,
   updated: '2026-11-29T09:40:00.000Z',
-  modules: { applied: 10, pending: 1, unapplied: 1, orphaned: 0 }
+  modules: { applied: 10, pending: 1, unapplied: 1, orphaned: 0 },
+  waiting: 3,
+  waitingSince: '2026-11-29T09:12:00.000000001Z',
+  unanswered: 1
 }
 
 export const NODES_EXAMPLE = {
   what: 'nodes',
   stale: false,
   total: 40,
-  nodes: [NODE_EXAMPLE, { node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 2, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 } }],
+  nodes: [NODE_EXAMPLE, { node: 'bob', needs: 0, applied: 0, collect: 0, outOfShape: 2, updated: null, modules: { applied: 0, pending: 0, unapplied: 0, orphaned: 0 }, waiting: 0, waitingSince: null, unanswered: 0 }],
   next: 'bob',
   cut: { reason: 'limit', omitted: 38 }
 }
@@ -39,14 +42,17 @@ export const MODULE_EXAMPLE = {
   needs: 4,
   needsUpdated: '2026-11-29T09:41:12.345678901Z',
   applied: { revision: 12, updated: '2026-11-29T09:40:00.123456789Z' },
-  state: 'pending'
+  state: 'pending',
+  waiting: 1,
+  waitingSince: '2026-11-29T09:41:12.345678901Z',
+  unanswered: 0
 }
 
 export const MODULES_EXAMPLE = {
   what: 'modules',
   stale: false,
   total: 2,
-  modules: [MODULE_EXAMPLE, { node: 'g14', module: 'mail', needs: 2, needsUpdated: '2026-11-29T09:12:00.000000001Z', applied: null, state: 'unapplied' }]
+  modules: [MODULE_EXAMPLE, { node: 'g14', module: 'mail', needs: 2, needsUpdated: '2026-11-29T09:12:00.000000001Z', applied: null, state: 'unapplied', waiting: 2, waitingSince: '2026-11-29T09:12:00.000000001Z', unanswered: 1 }]
 }
 
 export const NODE_NOT_FOUND_EXAMPLE = noNode('zed').toBody()

@@ -8,7 +8,7 @@ import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, type What } from '../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../domain/wire/errors.js'
-import { readOverviewParameters, readParameters, readRequest, type OverviewQuery, type Query } from '../domain/wire/request.js'
+import { readOverviewParameters, readParameters, readRequest, type OverviewQuery } from '../domain/wire/request.js'
 import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../domain/wire/schemas.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { Answer, questionBytes } from '../domain/answers/provisioning.js'
@@ -25,8 +25,8 @@ interface Asked {
   question: { tag: () => string, answer: () => Answer }
   /** How long `wait` holds it (with If-None-Match), when asked. */
   wait: number | undefined
-  /** The bucket questions whose changes may move its ETag: those wake a held request. */
-  moves: () => readonly Query[]
+  /** Resolves when a change may have moved its ETag: that wakes a held request. */
+  changed: (ms: number, signal: AbortSignal) => Promise<void>
   tagged?: { tag: string, etag: string }
 }
 
@@ -93,7 +93,7 @@ function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void
         const { wait, ...parameters } = request.query as Record<string, unknown>
         const query = readOverviewParameters(what, parameters, `GET ${url}`, about.parameters)
         const overviews = deps.provisioning.overviews
-        return { question: overviews.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => overviews.moves(query) }
+        return { question: overviews.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await overviews.changed(query, ms, signal) }
       })
       return await sendTagged(request, reply, asked, maxBytes, deps)
     })
@@ -130,7 +130,7 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
         const { wait, ...parameters } = request.query as Record<string, unknown>
         const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
         if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
-        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), moves: () => [deps.provisioning.moves(query)] }
+        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await deps.provisioning.changed([query], ms, signal) }
       })
       return await sendTagged(request, reply, asked, maxBytes, deps)
     })
@@ -147,8 +147,8 @@ function etagNow (asked: Asked, maxBytes: number): string {
 /** Holds the request while `wait` and If-None-Match say so (SPEC §8), then sends the answer tagged. */
 async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
   if (asked.wait !== undefined) {
-    needsWhat(false, request.headers['if-none-match'])
-    if (await hold(request, reply, deps, { ms: asked.wait, etag: () => etagNow(asked, maxBytes), moves: asked.moves })) return reply
+    needsWhat(false, request.headers['if-none-match'], false)
+    if (await hold(request, reply, deps, { ms: asked.wait, etag: () => etagNow(asked, maxBytes), changed: asked.changed })) return reply
   }
   return sendAnswer(request, reply, etagNow(asked, maxBytes), () => asked.question.answer().bytes)
 }
@@ -169,7 +169,7 @@ async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parame
   const asked: Asked = {
     question: { tag: () => rowOf().tag, answer: () => { const row = rowOf(); return new Answer(row.json, row.tag) } },
     wait: readWait(wait),
-    moves: () => deps.provisioning.overviews.moves(query)
+    changed: async (ms, signal) => await deps.provisioning.overviews.changed(query, ms, signal)
   }
   // A row's ETag is its digest alone: the bus's max payload does not cut one row.
   return await sendTagged(request, reply, asked, 0, deps)
@@ -185,7 +185,7 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       tags: ['at a glance'],
       operationId: 'getNode',
       summary: 'One node\'s row: its entries in each bucket, its out-of-shape keys, its last write and its modules per state.',
-      description: 'The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change.',
+      description: 'The row `GET /v1/nodes` gives the node. Carries an ETag that moves only when the row would change. A node named `events` is read with `/v1/nodes?node=events` (`/v1/nodes/events` streams the rows).',
       params: Type.Object({ node: token('node') }, { additionalProperties: false }),
       querystring: querystringOfFields(['wait']),
       response: {

@@ -115,7 +115,7 @@ function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
         needsWhat(since !== undefined, request.headers['if-none-match'])
         const waiting: Waiting = since !== undefined
           ? { ms: wait, since: { ...query, since } }
-          : { ms: wait, etag: () => etagNow(asked, maxBytes), moves: () => [deps.provisioning.moves(query)] }
+          : { ms: wait, etag: () => etagNow(asked, maxBytes), moves: () => [query] }
         if (await hold(request, reply, deps, waiting)) return reply
       }
       return sendAnswer(request, reply, etagNow(asked, maxBytes), () => question.answer().bytes)
@@ -175,7 +175,7 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
     const key = keyOf(what, Object.fromEntries(FIELDS[what].map((f) => [f, filter[f]?.[0]])) as Fields<typeof what>)
     const wait = readWait(waitText)
     if (wait !== undefined) {
-      needsWhat(false, request.headers['if-none-match'])
+      needsWhat(false, request.headers['if-none-match'], false)
       // Only a change of this key looks at the request.
       const waiting = { ms: wait, etag: () => etagOf(deps.provisioning.entry(what, key).tag, 0), moves: () => [{ what, filter }] }
       if (await hold(request, reply, deps, waiting)) return reply

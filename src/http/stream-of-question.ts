@@ -1,17 +1,17 @@
-// A stream's follower: follows one question for one open stream, asking the domain only (the
-// Provisioning interface and the small FollowedViews port), and says it through an Sse. It holds no
-// queue of its own: it remembers the last cursor it sent and, whenever the view signals, reads the
-// changes after it, so a burst of writes costs it one read, and a reader that does not keep up is
-// disconnected rather than buffered for (it resumes by its last id).
+// A stream's follower: follows one question for one open stream through a source (a bucket's
+// entries here, the rows of the mesh at a glance in row-source.ts), and says it through an Sse. It
+// holds no queue of its own: it remembers the last cursor it sent and, whenever the source
+// signals, reads the changes after it, so a burst of writes costs it one read, and a reader that
+// does not keep up is disconnected rather than buffered for (it resumes by its last id).
 
 import type { What } from '../domain/wire/key-shapes.js'
 import { BUCKETS } from '../domain/wire/key-shapes.js'
-import { formatCursor, parseCursor, type Cursor } from '../domain/wire/cursor.js'
+import { formatCursor, parseCursor } from '../domain/wire/cursor.js'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { Query } from '../domain/wire/request.js'
 import type { ViewStatus } from '../domain/wire/schemas.js'
-import type { Sse } from './sse.js'
+import type { EventType, Sse } from './sse.js'
 
 /** What a stream asks of the views beside Provisioning; the gateway fills it from the views. */
 export interface FollowedViews {
@@ -31,13 +31,52 @@ export interface FollowerDeps {
 /** Entries per snapshot page and changes per read: the stream waits for its reader between them. */
 const PAGE = 500
 
-type Changes = ReturnType<Provisioning['changes']>
+/** A change as a stream sends it. */
+export interface StreamChange { readonly type: EventType, readonly json: string }
 
-/** Changes as read once for every stream asking them: with the cursor they end at and each change's event id. */
+/** Changes as read once for every stream asking them: with the cursor they end at, each change's event id, and where the next read starts. */
 export interface SharedBatch {
-  readonly changes: Changes
-  readonly next: Cursor
+  readonly changes: readonly StreamChange[]
   readonly ids: readonly string[]
+  /** The cursor of the last change given (or the one asked, when there are none): `synced` names it. */
+  readonly cursor: string
+  readonly more: boolean
+  /** Where the next read starts: past the changes the filter left out, once they were all looked at. */
+  readonly next: string
+}
+
+/**
+ * What a stream follows: a question over the views, read by cursors that are its own (opaque to
+ * the follower). Every read refuses as the question's answers do (NOT_READY, BUCKET_MISSING), and a
+ * cursor it cannot serve is CURSOR_EXPIRED.
+ */
+export interface StreamSource {
+  /** The question as text: streams asking the same share what they read. */
+  readonly asked: string
+  /** Calls `wake` on every change and change of state of what it reads, until the returned function is called. */
+  listen (wake: () => void): () => void
+  /** Live, or why not (said by `stale`). */
+  state (): State
+  /** Whether its snapshot and changes can be read now. */
+  readable (): boolean
+  /** What `live` says. */
+  readonly liveReason: string
+  /** Why a snapshot starts again when a bucket went away while it was paged. */
+  readonly goneReason: string
+  /** The cursor a stream resumes from, read from its Last-Event-ID; throws (its message then says why a snapshot follows) when it is none. */
+  resumeFrom (id: string): string
+  /** Waits a moment for this instance to reach a cursor another instance gave. */
+  catchUp (since: string): Promise<void>
+  /** One page of what the question holds now; `cursor` names the state read, `next` the page after. */
+  snapshot (after: string | undefined, limit: number): { entries: readonly string[], outOfShape: readonly string[], next?: string | undefined, cursor: string }
+  /** Whether two cursors name the same generation of what is read (else a snapshot paged across them is started again). */
+  sameGeneration (a: string, b: string): boolean
+  /** Names the state changes are read from: reads in the same state are shared. */
+  readState (): string
+  /** The changes after `since`, at most `limit`. */
+  changes (since: string, limit: number): SharedBatch
+  /** How many entries (rows) the question keeps now, and whether they are stale: what `synced` says. */
+  count (): { total: number, stale: boolean }
 }
 
 /**
@@ -49,22 +88,93 @@ export class SharedReads {
   private read: { key: string, state: string, batch: SharedBatch } | undefined
 
   /** The changes `key` (a question and a cursor) names in view state `state`: read by `read` unless read already. */
-  changes (key: string, state: string, read: () => Changes): SharedBatch {
-    if (this.read?.key !== key || this.read.state !== state) {
-      const changes = read()
-      const next = parseCursor(changes.cursor)
-      this.read = { key, state, batch: { changes, next, ids: changes.changes.map((c) => formatCursor(c.revision, next.generation)) } }
-    }
+  changes (key: string, state: string, read: () => SharedBatch): SharedBatch {
+    if (this.read?.key !== key || this.read.state !== state) this.read = { key, state, batch: read() }
     return this.read.batch
   }
 }
 
-type State = { live: true } | { live: false, reason: string }
+export type State = { live: true } | { live: false, reason: string }
 
-/** Follows `query` on one stream until the stream closes. */
-export class StreamOfQuestion {
+/** A view's state as a stream says it: live, or why not. */
+export function viewState (views: FollowedViews, what: What): State {
+  try {
+    views.held(what)
+  } catch (err) {
+    return { live: false, reason: (err as Error).message }
+  }
+  const view = views.status(what)
+  if (!view.stale) return { live: true }
+  if (!views.connected()) return { live: false, reason: 'the service is cut off from NATS; the stream shows what it last knew and goes on when NATS is back' }
+  return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
+}
+
+/** A bucket's entries narrowed by a question: the change feed of one bucket. */
+class BucketSource implements StreamSource {
+  readonly asked: string
+  readonly liveReason: string
+  readonly goneReason: string
+
+  constructor (private readonly deps: FollowerDeps, private readonly query: Query) {
+    this.asked = `${JSON.stringify([query.what, query.filter])} `
+    this.liveReason = `bucket ${BUCKETS[query.what]} is followed live`
+    this.goneReason = `bucket ${BUCKETS[query.what]} went away during the snapshot`
+  }
+
+  listen (wake: () => void): () => void {
+    return this.deps.provisioning.listen(this.query.what, wake)
+  }
+
+  state (): State {
+    return viewState(this.deps.views, this.query.what)
+  }
+
+  readable (): boolean {
+    return this.deps.views.status(this.query.what).state === 'live'
+  }
+
+  resumeFrom (id: string): string {
+    parseCursor(id, 'Last-Event-ID')
+    return id
+  }
+
+  async catchUp (since: string): Promise<void> {
+    await this.deps.provisioning.catchUp({ ...this.query, since: parseCursor(since) })
+  }
+
+  snapshot (after: string | undefined, limit: number): ReturnType<StreamSource['snapshot']> {
+    return this.deps.provisioning.snapshot(this.query, after, limit)
+  }
+
+  sameGeneration (a: string, b: string): boolean {
+    return parseCursor(a).generation === parseCursor(b).generation
+  }
+
+  readState (): string {
+    const held = this.deps.views.held(this.query.what)
+    return formatCursor(held.revision, held.generation)
+  }
+
+  changes (since: string, limit: number): SharedBatch {
+    const { provisioning, views } = this.deps
+    const view = views.status(this.query.what)
+    const read = provisioning.changes({ ...this.query, since: parseCursor(since) }, limit)
+    const end = parseCursor(read.cursor)
+    // Every change the view holds has been looked at: the next look starts after them, so that
+    // writes the filter leaves out are not read again and again by a narrow stream.
+    const next = !read.more && view.state === 'live' && !view.stale && view.revision > end.revision ? formatCursor(view.revision, end.generation) : read.cursor
+    return { changes: read.changes, ids: read.changes.map((c) => formatCursor(c.revision, end.generation)), cursor: read.cursor, more: read.more, next }
+  }
+
+  count (): { total: number, stale: boolean } {
+    return this.deps.provisioning.count(this.query)
+  }
+}
+
+/** Follows a source on one stream until the stream closes. */
+export class StreamFollower {
   /** The cursor of the last change sent; undefined while a snapshot is due. */
-  private position: Cursor | undefined
+  private position: string | undefined
   /** Why the next snapshot is preceded by `reset`. */
   private resetReason: string | undefined
   /** Changes are being read up to now, after a snapshot or a resume: `synced` follows them. */
@@ -76,14 +186,11 @@ export class StreamOfQuestion {
   private refused = false
   /** Resolves the loop's wait for a change, while it waits. */
   private waiting: (() => void) | undefined
-  /** The question followed, as text: streams asking the same share what they read. */
-  private readonly asked: string
 
-  constructor (private readonly deps: FollowerDeps, private readonly reads: SharedReads, private readonly sse: Sse, private readonly query: Query, resume: string | undefined) {
-    this.asked = `${JSON.stringify([query.what, query.filter])} `
+  constructor (private readonly source: StreamSource, private readonly reads: SharedReads, private readonly sse: Sse, resume: string | undefined) {
     if (resume === undefined) return
     try {
-      this.position = parseCursor(resume, 'Last-Event-ID')
+      this.position = source.resumeFrom(resume)
       this.syncing = true
     } catch (err) {
       this.resetReason = (err as Error).message
@@ -91,11 +198,10 @@ export class StreamOfQuestion {
   }
 
   async run (): Promise<void> {
-    const { provisioning } = this.deps
-    const stop = provisioning.listen(this.query.what, () => this.wake())
+    const stop = this.source.listen(() => this.wake())
     void this.sse.closed.then(() => this.wake())
     try {
-      if (this.position !== undefined) await provisioning.catchUp({ ...this.query, since: this.position })
+      if (this.position !== undefined) await this.source.catchUp(this.position)
       while (this.sse.open) {
         this.dirty = false
         await this.step()
@@ -119,28 +225,16 @@ export class StreamOfQuestion {
     waiting?.()
   }
 
-  private state (): State {
-    const { views } = this.deps
-    try {
-      views.held(this.query.what)
-    } catch (err) {
-      return { live: false, reason: (err as Error).message }
-    }
-    const view = views.status(this.query.what)
-    if (!view.stale) return { live: true }
-    if (!views.connected()) return { live: false, reason: 'the service is cut off from NATS; the stream shows what it last knew and goes on when NATS is back' }
-    return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
-  }
-
   /** One look: says a change of state, then sends a snapshot or the changes after the last one sent. */
   private async step (): Promise<void> {
-    const state = this.state()
+    const { source } = this
+    const state = source.state()
     if (state.live !== this.announced) {
-      if (state.live && this.announced === false) this.sse.send('live', JSON.stringify({ reason: `bucket ${BUCKETS[this.query.what]} is followed live` }))
+      if (state.live && this.announced === false) this.sse.send('live', JSON.stringify({ reason: source.liveReason }))
       if (!state.live) this.sse.send('stale', JSON.stringify({ reason: state.reason }))
       this.announced = state.live
     }
-    if (this.deps.views.status(this.query.what).state !== 'live') return
+    if (!source.readable()) return
     try {
       if (this.position === undefined) await this.snapshot()
       else await this.changes(this.position)
@@ -149,10 +243,10 @@ export class StreamOfQuestion {
       // The cursor cannot be served (another generation, or one this instance does not reach), or
       // the bucket went while a snapshot was paged: start again from a snapshot once it can be read,
       // at once the first time; a second refusal with no signal between waits for the next one.
-      this.resetReason = err.code === 'BUCKET_MISSING' ? `bucket ${BUCKETS[this.query.what]} went away during the snapshot` : err.message
+      this.resetReason = err.code === 'BUCKET_MISSING' ? source.goneReason : err.message
       this.position = undefined
       this.syncing = false
-      const retry = err.code === 'CURSOR_EXPIRED' || this.deps.views.status(this.query.what).state === 'live'
+      const retry = err.code === 'CURSOR_EXPIRED' || source.readable()
       if (retry && !this.refused) this.dirty = true
       this.refused = true
     }
@@ -164,14 +258,13 @@ export class StreamOfQuestion {
    * pages are read leaves no gap; `synced` follows them.
    */
   private async snapshot (): Promise<void> {
-    const { provisioning } = this.deps
+    const { source } = this
     if (this.resetReason !== undefined) {
       // An empty id makes a browser forget the old one: a stream cut during the snapshot starts over.
       this.sse.send('reset', JSON.stringify({ reason: this.resetReason }), '')
       this.resetReason = undefined
     }
-    const first = provisioning.snapshot(this.query, undefined, PAGE)
-    const start = parseCursor(first.cursor)
+    const first = source.snapshot(undefined, PAGE)
     let page = first
     for (;;) {
       for (const json of page.entries) {
@@ -185,44 +278,44 @@ export class StreamOfQuestion {
         }
       }
       if (page.next === undefined) break
-      page = provisioning.snapshot(this.query, page.next, PAGE)
-      if (parseCursor(page.cursor).generation !== start.generation) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `bucket ${BUCKETS[this.query.what]} was created again during the snapshot`)
+      page = source.snapshot(page.next, PAGE)
+      if (!source.sameGeneration(page.cursor, first.cursor)) {
+        throw new ProvisionerError('CURSOR_EXPIRED', `${source.asked.trim()} was read from a bucket created again during the snapshot`)
       }
     }
-    this.position = start
+    this.position = first.cursor
     this.syncing = true
     this.dirty = true
   }
 
   /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. */
-  private async changes (since: Cursor): Promise<void> {
-    const { provisioning } = this.deps
-    const view = this.deps.views.status(this.query.what)
-    const held = this.deps.views.held(this.query.what)
-    const shared = this.reads.changes(`${this.asked}${formatCursor(since.revision, since.generation)}`, formatCursor(held.revision, held.generation), () => provisioning.changes({ ...this.query, since }, PAGE))
-    const batch = shared.changes
-    let next = shared.next
+  private async changes (since: string): Promise<void> {
+    const { source } = this
+    const batch = this.reads.changes(`${source.asked}${since}`, source.readState(), () => source.changes(since, PAGE))
     this.refused = false
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
-    const synced = !batch.more && this.syncing ? provisioning.count(this.query) : undefined
-    // Every change the view holds has been looked at: the next look starts after them, so that
-    // writes the filter leaves out are not read again and again by a narrow stream.
-    if (!batch.more && view.state === 'live' && !view.stale && view.revision > next.revision) next = { revision: view.revision, generation: next.generation }
+    const synced = !batch.more && this.syncing ? source.count() : undefined
     for (let i = 0; i < batch.changes.length; i++) {
-      const c = batch.changes[i] as Changes['changes'][number]
-      this.sse.send(c.type, c.json, shared.ids[i])
-      this.position = { revision: c.revision, generation: next.generation }
+      const c = batch.changes[i] as StreamChange
+      this.sse.send(c.type, c.json, batch.ids[i])
+      this.position = batch.ids[i]
       // No turn of the loop while the socket takes what is written: a put reaches a thousand streams.
       const taken = this.sse.taken()
       if (taken !== true && !(await taken)) return
     }
-    this.position = next
+    this.position = batch.next
     if (synced !== undefined) {
       this.syncing = false
       this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)
       await this.sse.taken()
     }
     if (batch.more) this.dirty = true
+  }
+}
+
+/** Follows a bucket question on one stream until the stream closes. */
+export class StreamOfQuestion extends StreamFollower {
+  constructor (deps: FollowerDeps, reads: SharedReads, sse: Sse, query: Query, resume: string | undefined) {
+    super(new BucketSource(deps, query), reads, sse, resume)
   }
 }

@@ -39,9 +39,13 @@ export type Waiting =
     ms: number
     /** The ETag the answer would carry now (it throws as the route would refuse). */
     etag: () => string
+  } & ({
     /** The questions whose changes may move the ETag: only those look at the request. */
     moves: () => readonly Query[]
-  }
+  } | {
+    /** Resolves when a change may have moved the ETag (or after `ms`, or on `signal`): for answers that span buckets. */
+    changed: (ms: number, signal: AbortSignal) => Promise<void>
+  })
 
 export interface WaitDeps {
   provisioning: Provisioning
@@ -49,10 +53,12 @@ export interface WaitDeps {
   waits: Pool
 }
 
-/** Refuses `wait` without what says what "changed" means. */
-export function needsWhat (since: boolean, ifNoneMatch: string | undefined): void {
+/** Refuses `wait` without what says what "changed" means; a route that takes no `since` (`takesSince` false) names If-None-Match alone. */
+export function needsWhat (since: boolean, ifNoneMatch: string | undefined, takesSince = true): void {
   if (!since && ifNoneMatch === undefined) {
-    throw badRequest('wait', 'wait holds a question until its answer changes: give since (the cursor of an earlier answer), or If-None-Match (the ETag of an earlier answer), with it')
+    throw badRequest('wait', takesSince
+      ? 'wait holds a question until its answer changes: give since (the cursor of an earlier answer), or If-None-Match (the ETag of an earlier answer), with it'
+      : 'wait holds this question until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)')
   }
 }
 
@@ -91,7 +97,7 @@ export async function hold (request: FastifyRequest, reply: FastifyReply, deps: 
       await deps.provisioning.changed([waiting.since], waiting.ms, gone.signal)
     } else {
       // A change that leaves the ETag as it was (a conservative wake) holds the request again.
-      do await deps.provisioning.changed(waiting.moves(), until - Date.now(), gone.signal)
+      do await ('changed' in waiting ? waiting.changed(until - Date.now(), gone.signal) : deps.provisioning.changed(waiting.moves(), until - Date.now(), gone.signal))
       while (!gone.signal.aborted && Date.now() < until && unchanged())
     }
   } finally {

@@ -1,14 +1,12 @@
 // Debian's Chromium for the tests a person's browser would do (through playwright-core): skipped
 // locally when it is absent, required in CI. The flags keep it off this machine's closed network.
 
-import { existsSync } from 'node:fs'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import type { Fixture } from './service.js'
-
-export const CHROMIUM = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium'
+import { CHROMIUM, has } from './tools.js'
 
 /** Whether the browser tests run here; in CI its absence is an error, not a skip. */
-export const chromiumPresent = existsSync(CHROMIUM)
+export const chromiumPresent = has('chromium')
 if (!chromiumPresent && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
 
 /** A headless Chromium, closed with `fx`. */

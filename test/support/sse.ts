@@ -7,6 +7,7 @@ import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { request } from 'undici'
 import { expect, onTestFinished, vi } from 'vitest'
 import type { What } from '../../src/domain/wire/key-shapes.js'
+import type { Overview } from '../../src/domain/wire/schemas.js'
 import { checkEventData, checkHttpBody, streamWhat } from './wire.js'
 
 export interface SseEvent {
@@ -27,7 +28,7 @@ export class SseParser {
   // Streaming: a character split across two chunks is read whole.
   private readonly utf8 = new TextDecoder('utf-8', { fatal: true })
 
-  constructor (what?: What) {
+  constructor (what?: What | Overview) {
     this.parser = createParser({
       onEvent: (e) => {
         const event: SseEvent = { event: e.event ?? 'message', data: e.data, ...(e.id === undefined ? {} : { id: e.id }) }

@@ -7,12 +7,12 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { TSchema } from 'typebox'
-import { Answers, ErrorBody as BusErrorBody, Facets, ProvisioningAnswer } from '../../src/domain/wire/schemas.js'
+import { Answers, ErrorBody as BusErrorBody, Facets, OVERVIEWS, ProvisioningAnswer, type Overview } from '../../src/domain/wire/schemas.js'
 import { WHATS, type What } from '../../src/domain/wire/key-shapes.js'
 import { openApiText } from '../../src/http/openapi-document.js'
 import { ERROR_CODES } from '../../src/domain/wire/errors.js'
 import { HTTP_CODES, HTTP_STATUS } from '../../src/http/errors.js'
-import { eventData } from '../../src/http/event-schemas.js'
+import { eventData, rowEventData } from '../../src/http/event-schemas.js'
 import { ErrorBody as HttpErrorBody } from '../../src/http/schemas.js'
 import { VERSION } from '../../src/version.js'
 
@@ -110,19 +110,19 @@ export function checkVerbBody (request: unknown, code: number, body: unknown): v
   check(busAnswer, body, where)
 }
 
-/** The data of each event of a `what`'s stream (SPEC §8), by the event's name, as the AsyncAPI document gives them. */
-const streamEventData = (what: What): Record<string, TSchema> => eventData(what)
+/** The data of each event of a `what`'s stream (a bucket's entries, or the live rows), by the event's name, as the AsyncAPI document gives them. */
+const streamEventData = (what: What | Overview): Record<string, TSchema> => (OVERVIEWS as readonly string[]).includes(what) ? rowEventData(what as Overview) : eventData(what as What)
 
-const events = new Map<What, Map<string, ValidateFunction>>()
+const events = new Map<What | Overview, Map<string, ValidateFunction>>()
 
 /** The `what` an events URL streams, when it is one (`/v1/<what>/events`). */
-export function streamWhat (url: string): What | undefined {
+export function streamWhat (url: string): What | Overview | undefined {
   const what = /^\/v1\/([^/]+)\/events$/.exec(new URL(url).pathname)?.[1]
-  return WHATS.find((w) => w === what)
+  return [...WHATS, ...OVERVIEWS].find((w) => w === what)
 }
 
 /** Checks one event's data against its schema (SPEC §8): a name the stream does not send is a fault. */
-export function checkEventData (what: What, event: string, data: string): void {
+export function checkEventData (what: What | Overview, event: string, data: string): void {
   let byName = events.get(what)
   if (byName === undefined) {
     const ajv = compiler()

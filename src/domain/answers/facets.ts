@@ -1,32 +1,11 @@
-// The distinct values of one field among the entries a filter keeps (facets, SPEC §10): read from
-// the field's index when nothing narrows, else counted over the narrowest set the filter names.
+// The distinct values of one field among the entries a filter keeps (facets: docs/glance.md), as the
+// contents count them (Contents.valuesKept), sorted and paged.
 
 import { BUCKETS, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { formatCursor } from '../wire/cursor.js'
-import type { Contents } from '../store/contents.js'
-import { Selection, type Narrowing } from './selection.js'
+import type { Contents, Counted } from '../store/contents.js'
+import type { Narrowing } from './selection.js'
 import { pageOf, type Row } from './pages.js'
-
-interface Counted { count: number, revision: number }
-
-/**
- * Each value's count among the entries `n` keeps and the last revision that changed a key holding
- * it: the value's own and the filter's are both never earlier than that, so the earlier of the two is kept.
- */
-function counted (contents: Contents, n: Narrowing, position: number): Map<string, Counted> {
-  const index = contents.valuesAt(position)
-  if (n.positions.size === 0) return index
-  const filterRevision = contents.revisionFor(n.positions)
-  const out = new Map<string, Counted>()
-  new Selection(contents, n).walk(undefined, ({ fields }) => {
-    const value = fields[position] as string
-    const c = out.get(value)
-    if (c !== undefined) c.count++
-    else out.set(value, { count: 1, revision: Math.min(index.get(value)?.revision ?? filterRevision, filterRevision) })
-    return true
-  })
-  return out
-}
 
 /** Values in the order of their UTF-8 bytes: a token's are ASCII, a decoded name's may be anything. */
 function sortedValues (values: Iterable<string>, decoded: boolean): string[] {
@@ -51,7 +30,7 @@ export function facetsJson (asked: FacetsAsked, n: Narrowing): string {
   const { what, contents, by, revision } = asked
   const position = (FIELDS[what] as readonly string[]).indexOf(by)
   const decoded = isDecoded(by)
-  const values = counted(contents, n, position)
+  const values = contents.valuesKept(n.positions, position)
   const after = asked.after === undefined ? undefined : Buffer.from(asked.after)
   const rows = function * (): Generator<Row> {
     for (const value of sortedValues(values.keys(), decoded)) {

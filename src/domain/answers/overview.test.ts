@@ -33,13 +33,17 @@ describe('answers kept across changes', () => {
   const nodes = ['a', 'b', 'c']
   const modules = ['m1', 'm2']
   const key = fc.record({
-    what: fc.constantFrom('needs' as const, 'applied' as const, 'collect' as const),
+    what: fc.constantFrom('needs' as const, 'needs' as const, 'applied' as const, 'collect' as const, 'registry' as const),
     node: fc.constantFrom(...nodes),
     module: fc.constantFrom(...modules),
+    kind: fc.constantFrom('port', 'secret'),
     name: fc.constantFrom('x', 'y'),
     odd: fc.boolean()
-  }).map(({ what, node, module, name, odd }) => ({ what, key: odd ? `${node}.odd` : what === 'needs' ? `${node}.${module}.port.${name}` : what === 'applied' ? `${node}.${module}` : `${node}.${module}.${name}` }))
-  const change = fc.record({ at: key, operation: fc.constantFrom('PUT' as const, 'PUT' as const, 'DEL' as const), ms: fc.integer({ min: 0, max: 5 }) })
+  }).map(({ what, node, module, kind, name, odd }) => ({
+    what,
+    key: what === 'registry' ? kind : odd ? `${node}.odd` : what === 'needs' ? `${node}.${module}.${kind}.${name}` : what === 'applied' ? `${node}.${module}` : `${node}.${module}.${name}`
+  }))
+  const change = fc.record({ at: key, operation: fc.constantFrom('PUT' as const, 'PUT' as const, 'DEL' as const), ms: fc.integer({ min: 0, max: 5 }), nanos: fc.integer({ min: 0, max: 2 }) })
   const questions: OverviewQuery[] = [
     { what: 'nodes', filter: {} },
     { what: 'nodes', filter: { node: ['b'] } },
@@ -50,20 +54,58 @@ describe('answers kept across changes', () => {
 
   test('an overview asked again after each batch of changes answers what a new one does', () => {
     fc.assert(fc.property(fc.array(fc.array(change, { maxLength: 6 }), { minLength: 1, maxLength: 8 }), (batches) => {
-      const contents = { needs: new Contents('needs', CREATED), applied: new Contents('applied', CREATED), collect: new Contents('collect', CREATED) }
+      const contents = { needs: new Contents('needs', CREATED), applied: new Contents('applied', CREATED), collect: new Contents('collect', CREATED), registry: new Contents('registry', CREATED) }
       for (const c of Object.values(contents)) c.buildIndexes()
       const views = { byWhat: Object.fromEntries(Object.entries(contents).map(([what, c]) => [what, { read: () => c, stale: false }])) } as unknown as AnsweredViews
       const kept = createOverviews(views)
+      // A client of each live question: the rows it holds, and the cursor it holds them at.
+      const live = questions.map((q) => ({ q, held: new Map(rowsOf(kept.ask(q).json).map((r) => [rowKey(r), r])), cursor: kept.live.now(q) }))
       let revision = 0
       for (const batch of batches) {
-        for (const { at, operation, ms } of batch) contents[at.what].apply({ key: at.key, value, revision: ++revision, operation, created: new Date(Date.UTC(2026, 10, 29) + ms), nanos: 0 })
+        // Each bucket numbers its own revisions, as a stream does.
+        for (const { at, operation, ms, nanos } of batch) contents[at.what].apply({ key: at.key, value, revision: contents[at.what].revision + 1 + (revision++ % 2), operation, created: new Date(Date.UTC(2026, 10, 29) + ms), nanos })
         const fresh = createOverviews(views)
         for (const q of questions) expect(kept.ask(q).json, JSON.stringify(q)).toBe(fresh.ask(q).json)
         for (const node of nodes) expect(attempt(() => kept.node(node).json)).toBe(attempt(() => fresh.node(node).json))
+        for (const row of rowsOf(fresh.ask({ what: 'modules', filter: {} }).json)) expect(row, JSON.stringify(row)).toMatchObject(why(contents, row['node'] as string, row['module'] as string))
+        for (const client of live) {
+          const { changes, cursor } = kept.live.changes(client.q, client.cursor)
+          for (const c of changes) {
+            const row = JSON.parse(c.json) as Row
+            if (c.type === 'put') client.held.set(rowKey(row), row)
+            else client.held.delete(rowKey(row))
+          }
+          client.cursor = cursor
+          expect([...client.held.values()].sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1), `live ${JSON.stringify(client.q)}`).toEqual(rowsOf(fresh.ask(client.q).json))
+        }
       }
-    }), { numRuns: 100 })
-  })
+    }), { numRuns: 40 })
+  }, 60_000)
 })
+
+type Row = Record<string, unknown>
+const rowsOf = (json: string): Row[] => { const doc = JSON.parse(json) as { nodes?: Row[], modules?: Row[] }; return doc.nodes ?? doc.modules ?? [] }
+const rowKey = (row: Row): string => [row['node'], row['module']].filter((x) => x !== undefined).join('.')
+
+/** A module's waiting, waitingSince and unanswered counted from the entries themselves. */
+function why (contents: Record<'needs' | 'applied' | 'registry', Contents>, node: string, module: string): Row {
+  const instant = (c: Contents, key: string) => { const slot = c.entries.slotOf(key) as number; return { ms: c.entries.updatedAt(slot), nanos: c.entries.nanosAt(slot) } }
+  const after = (a: { ms: number, nanos: number }, b: { ms: number, nanos: number }) => a.ms > b.ms || (a.ms === b.ms && a.nanos > b.nanos)
+  const applied = contents.applied.entries.get(`${node}.${module}`) === undefined ? undefined : instant(contents.applied, `${node}.${module}`)
+  const needs: Array<{ kind: string, at: { ms: number, nanos: number } }> = []
+  for (let slot = 0; slot < contents.needs.entries.keys.size; slot++) {
+    if (!contents.needs.entries.holds(slot)) continue
+    const key = contents.needs.entries.keys.keyAt(slot)
+    const [n, m, kind] = key.split('.') as [string, string, string]
+    if (n === node && m === module) needs.push({ kind, at: { ms: contents.needs.entries.updatedAt(slot), nanos: contents.needs.entries.nanosAt(slot) } })
+  }
+  const waiting = needs.filter((x) => applied === undefined || after(x.at, applied)).map((x) => x.at).sort((a, b) => a.ms - b.ms || a.nanos - b.nanos)
+  return {
+    waiting: waiting.length,
+    waitingSince: waiting[0] === undefined ? null : isoNanos(waiting[0]),
+    unanswered: needs.filter((x) => contents.registry.entries.get(x.kind) === undefined).length
+  }
+}
 
 const attempt = (f: () => string): string => {
   try {

@@ -11,7 +11,7 @@ import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js
 import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, Query } from '../wire/request.js'
 import { listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
-import type { Contents } from '../store/contents.js'
+import type { Contents, RevisionMemo } from '../store/contents.js'
 import { narrowing, Selection, type Change, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { AnsweredViews } from './port.js'
@@ -52,8 +52,18 @@ export function answerCache (): RecentlyUsed<Answer> {
   return new RecentlyUsed<Answer>({ maxBytes: ANSWER_CACHE_BYTES, maxEntries: ANSWER_CACHE_ENTRIES, bytesOf: (answer, key) => answer.bytes.length + 2 * (key.length + answer.tag.length) + ANSWER_OVERHEAD })
 }
 
-/** The refusal of a cursor of another generation than the bucket's: the list is to be read again. */
-export function cursorExpired (what: What): ProvisionerError {
+/** 2000-01-01 in nanoseconds: a generation before it is no time a bucket was created. */
+const EARLIEST_GENERATION = '946684800000000000'
+
+/**
+ * The refusal of a cursor of an older generation than the bucket's: the list is to be read again.
+ * A generation that is no creation time at all (`since=1-1`, mistyped) is not said to be a bucket
+ * deleted and created again.
+ */
+export function cursorExpired (what: What, since?: Cursor): ProvisionerError {
+  if (since !== undefined && compareGenerations(since.generation, EARLIEST_GENERATION) < 0) {
+    return new ProvisionerError('CURSOR_EXPIRED', `since "${formatCursor(since.revision, since.generation)}" is not a cursor this service gave: its generation, ${since.generation}, is no time bucket ${BUCKETS[what]} was created; ask the list again without since and follow the cursor its answer gives`, 'since')
+  }
   return new ProvisionerError('CURSOR_EXPIRED', `since names another generation of bucket ${BUCKETS[what]} (it was deleted and created again since); ask the list again without since and follow its cursor`, 'since')
 }
 
@@ -147,11 +157,6 @@ export interface Provisioning {
    * costs it nothing.
    */
   changed (queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void>
-  /**
-   * The question whose changes may move `tag(query)`: the filter of the index its revision is
-   * read from. A change it does not keep leaves the tag (and an ETag made from it) alone.
-   */
-  moves (query: Query): Query
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
@@ -253,7 +258,7 @@ function read (views: AnsweredViews, query: Query): { contents: Contents, stale:
   if (since !== undefined) {
     const order = compareGenerations(since.generation, contents.generation)
     if (order < 0) {
-      throw cursorExpired(query.what)
+      throw cursorExpired(query.what, since)
     }
     if (order > 0) {
       throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
@@ -318,14 +323,6 @@ async function catchUp (views: AnsweredViews, query: Query, ms = CATCH_UP_MS): P
     const timer = setTimeout(done, ms)
     const stop = view.listen(() => { if (!ahead(views, query.what, since)) done() })
   })
-}
-
-/** As Provisioning.moves. */
-function moves (views: AnsweredViews, query: Query): Query {
-  const { contents } = read(views, query)
-  const positions = contents.governing(narrowing(query.what, query.filter).positions)
-  const fields = FIELDS[query.what]
-  return { what: query.what, filter: Object.fromEntries([...positions].map((p) => [fields[p] as string, query.filter[fields[p] as string] as readonly string[]])) }
 }
 
 /** As Provisioning.changes. */
@@ -394,10 +391,10 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
   }
 }
 
-/** As Provisioning.tag. */
-function tagNow (views: AnsweredViews, query: Query): string {
+/** As Provisioning.tag; `memo` keeps what the question's revision was last read under. */
+function tagNow (views: AnsweredViews, query: Query, memo?: RevisionMemo): string {
   const { contents, stale } = read(views, query)
-  return tagOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions), stale)
+  return tagOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions, memo), stale)
 }
 
 /** The answer cache's key of a question: what decides its bytes besides the state. */
@@ -416,12 +413,12 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
   const cache = answerCache()
 
   /** The answer kept under `key` for the state `madeFrom` names, else built now (read in the same turn as it). */
-  function answerOf (query: Query, opts: AskOptions, key: string, madeFrom: string): Answer {
+  function answerOf (query: Query, opts: AskOptions, key: string, madeFrom: string, memo?: RevisionMemo): Answer {
     return cache.obtain(key, madeFrom, () => {
       const { what, filter, after } = query
       const { contents, stale } = read(views, query)
       const n = narrowing(what, filter)
-      const revision = contents.revisionFor(n.positions)
+      const revision = contents.revisionFor(n.positions, memo)
       const limit = query.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
       const head = { what, contents, stale }
@@ -444,11 +441,12 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
      * its tag says). Named, not held: a question kept by a transport keeps no contents alive.
      */
     let seen: { generation: string, revision: number, stale: boolean, tag: string } | undefined
+    const memo: RevisionMemo = { generation: '', coarse: -1, revision: 0 }
     const key = answerKey(query, opts)
     const now = (): NonNullable<typeof seen> => {
       const { contents, stale } = read(views, query)
       if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
-        seen = { generation: contents.generation, revision: contents.revision, stale, tag: tag(query) }
+        seen = { generation: contents.generation, revision: contents.revision, stale, tag: tagNow(views, query, memo) }
       }
       return seen
     }
@@ -456,7 +454,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
       query,
       opts,
       tag: () => now().tag,
-      answer: () => answerOf(query, opts, key, now().tag)
+      answer: () => answerOf(query, opts, key, now().tag, memo)
     }
   }
 
@@ -470,7 +468,6 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     catchUp: (query, ms) => catchUp(views, query, ms),
     listen: (what, listener) => views.byWhat[what].listen(listener),
     changed: async (queries, ms, signal) => await changed(views, waitersOf, queries, ms, signal),
-    moves: (query) => moves(views, query),
     changes: (query, limit) => changes(views, query, limit),
     entry: (what, key) => entry(views, what, key)
   }

@@ -2,11 +2,11 @@
 // in key order (the list, the snapshot, the count, the facets) and in revision order (`since`, the
 // event streams' changes, the held requests' wake-ups).
 
-import { FIELDS, parseKey, tokenOf, type What } from '../wire/key-shapes.js'
+import { FIELDS, parseKey, type What } from '../wire/key-shapes.js'
 import { deletedJson } from './documents.js'
 import type { Filter } from '../wire/request.js'
 import type { StoredEntry } from '../store/entry.js'
-import type { Contents, FieldValues, OutOfShapeEntry } from '../store/contents.js'
+import { fieldsMatcher, tokensMatcher, type Contents, type FieldValues, type OutOfShapeEntry } from '../store/contents.js'
 import type { KeySet } from '../store/sorted-keys.js'
 
 /** One change after a cursor, as the event stream sends it. */
@@ -27,33 +27,13 @@ export interface Narrowing {
   keepsTokens: (tokens: readonly string[]) => boolean
 }
 
-/** Whether `value` is one of `values`: a field's one value, or a set of several. */
-type Kept = string | ReadonlySet<string>
-const keeps = (kept: Kept, value: string | undefined): boolean => typeof kept === 'string' ? value === kept : value !== undefined && kept.has(value)
-const keptOf = (values: readonly string[]): Kept => values.length === 1 ? values[0] as string : new Set(values)
-
 export function narrowing (what: What, filter: Filter): Narrowing {
   const positions = new Map<number, readonly string[]>()
-  const fields: Array<[number, Kept]> = []
-  const tokens: Array<[number, Kept]> = []
   FIELDS[what].forEach((f, i) => {
     const values = filter[f]
-    if (values === undefined) return
-    positions.set(i, values)
-    fields.push([i, keptOf(values)])
-    tokens.push([i, keptOf(values.map((v) => tokenOf(f, v)))])
+    if (values !== undefined) positions.set(i, values)
   })
-  return {
-    positions,
-    matches: (have) => {
-      for (const [p, kept] of fields) if (!keeps(kept, have[p])) return false
-      return true
-    },
-    // An out-of-shape key is left out only when a token it does have is none of the filter's. A
-    // key always has a first token, so a node filter (a scoped token's too) keeps only the
-    // out-of-shape keys that start with one of its nodes.
-    keepsTokens: (have) => tokens.every(([p, kept]) => have[p] === undefined || keeps(kept, have[p]))
-  }
+  return { positions, matches: fieldsMatcher(positions), keepsTokens: tokensMatcher(what, positions) }
 }
 
 /**

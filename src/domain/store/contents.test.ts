@@ -2,7 +2,7 @@
 // out of shape, and the indexes a narrowed question reads, before and after the snapshot is in.
 
 import fc from 'fast-check'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { Contents, type FieldValues, type KvChange } from './contents.js'
 import type { KeySet } from './sorted-keys.js'
 
@@ -164,6 +164,77 @@ describe('indexes', () => {
     put('n1.environment.gitea')
     c.buildIndexes()
     expect(candidates(c, [[0, 'n1'], [1, 'shell:zsh:normal']])).toEqual([['n1.shell=3Azsh=3Anormal.gitea'], true])
+  })
+})
+
+describe('what a filter keeps, whatever index answers it', () => {
+  // Keys of every bucket with a node, and values few enough that filters and keys meet often;
+  // collect's collections are encoded (`a:b` is `a=3Ab`), and some keys are out of shape.
+  const KEYS = {
+    needs: fc.oneof(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.constantFrom('m', 'n'), fc.constantFrom('k', 'l'), fc.constantFrom('x', 'y')).map((t) => t.join('.')), fc.constantFrom('a.m', 'b', 'c.n.k.x.y')),
+    applied: fc.oneof(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.constantFrom('m', 'n', 'o')).map((t) => t.join('.')), fc.constantFrom('a.m.x', 'b')),
+    collect: fc.oneof(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.constantFrom('e', 's=3Az'), fc.constantFrom('m', 'n')).map((t) => t.join('.')), fc.constantFrom('a.e', 'b.s:z.m'))
+  }
+  const VALUES = { needs: [['a', 'b', 'c'], ['m', 'n'], ['k', 'l'], ['x', 'y']], applied: [['a', 'b', 'c'], ['m', 'n', 'o']], collect: [['a', 'b', 'c'], ['e', 's:z'], ['m', 'n']] }
+  /** The fields facets count: every one but a need's name. */
+  const FACETED = { needs: [0, 1, 2], applied: [0, 1], collect: [0, 1, 2] }
+  const SHAPES = { needs: /^[a-c]\.[mn]\.[kl]\.[xy]$/, applied: /^[a-c]\.[mno]$/, collect: /^[a-c]\.(e|s=3Az)\.[mn]$/ }
+
+  test.each(['needs', 'applied', 'collect'] as const)('%s: the revision is the last change of a key it keeps, and each value of a field counts its entries at the last change of a key holding it', (what) => {
+    const ops = fc.array(fc.tuple(KEYS[what], fc.constantFrom<KvChange['operation']>('PUT', 'PUT', 'DEL', 'PURGE')), { maxLength: 30 })
+    const filterArb = fc.tuple(...VALUES[what].map((values) => fc.option(fc.subarray(values, { minLength: 1 }), { nil: undefined })))
+    fc.assert(fc.property(ops, ops, filterArb, (load, later, chosen) => {
+      const c = new Contents(what, 'gen-1')
+      const put = feeder(c)
+      const last = new Map<string, { revision: number, held: boolean }>()
+      const play = (changes: typeof load): void => { for (const [key, op] of changes) last.set(key, { revision: put(key, '{}', op), held: op === 'PUT' }) }
+      play(load)
+      c.buildIndexes()
+      play(later)
+      const filter: FieldValues = new Map(chosen.flatMap((values, p) => values === undefined ? [] : [[p, values]]))
+      const decode = (token: string): string => token.replaceAll('=3A', ':')
+      const fieldsOf = (key: string): string[] => key.split('.').map(decode)
+      const fits = (key: string): boolean => SHAPES[what].test(key)
+      // An out-of-shape key is read by its tokens: a collection's is the encoded name.
+      const kept = (key: string): boolean => [...filter].every(([p, values]) => {
+        if (fits(key)) return values.includes(fieldsOf(key)[p] as string)
+        const token = key.split('.')[p]
+        return token === undefined || values.map((v) => v.replaceAll(':', '=3A')).includes(token)
+      })
+      const keptKeys = [...last].filter(([key]) => kept(key))
+      expect(c.revisionFor(filter)).toBe(Math.max(0, ...keptKeys.map(([, l]) => l.revision)))
+      FACETED[what].forEach((position) => {
+        const expected = new Map<string, { count: number, revision: number }>()
+        for (const [key, l] of keptKeys) {
+          if (!fits(key) || !l.held) continue
+          const value = fieldsOf(key)[position] as string
+          expected.set(value, { count: (expected.get(value)?.count ?? 0) + 1, revision: 0 })
+        }
+        for (const [key, l] of keptKeys) {
+          const held = fits(key) ? expected.get(fieldsOf(key)[position] as string) : undefined
+          if (held !== undefined) held.revision = Math.max(held.revision, l.revision)
+        }
+        const values = c.valuesKept(filter, position)
+        expect(new Map([...values].sort(([a], [b]) => a < b ? -1 : 1))).toEqual(new Map([...expected].sort(([a], [b]) => a < b ? -1 : 1)))
+      })
+    }), { numRuns: 1000 })
+  })
+})
+
+describe('facets narrowed to nodes', () => {
+  test.each([['needs', 'a.m{i}.k{j}.x{n}', [1, 2]], ['collect', 'a.c{i}.m{j}{n}', [1, 2]]] as const)('%s: read from the nodes\' values, not from their entries', (what, shape, positions) => {
+    const c = new Contents(what, 'gen-1')
+    const put = feeder(c)
+    for (let n = 0; n < 1000; n++) for (const node of ['a', 'b']) put(shape.replace('a', node).replace('{i}', String(n % 5)).replace('{j}', String(n % 3)).replace('{n}', String(n)))
+    c.buildIndexes()
+    const read = vi.spyOn(c.entries.keys, 'keyAt')
+    const counted = positions.map((p) => c.valuesKept(valuesAt([[0, 'a']]), p))
+    const both = c.valuesKept(valuesAt([[0, ['a', 'b']]]), 1)
+    expect(read).not.toHaveBeenCalled()
+    read.mockRestore()
+    expect(counted.map((values) => [...values.values()].reduce((n, v) => n + v.count, 0))).toEqual([1000, 1000])
+    expect(counted.map((values) => values.size)).toEqual([5, what === 'needs' ? 3 : 1000])
+    expect([...both.values()].reduce((n, v) => n + v.count, 0)).toBe(2000)
   })
 })
 

@@ -30,13 +30,56 @@ export interface OutOfShapeEntry {
   bytes: number
 }
 
-/** Index positions per bucket: single fields, and node with module (collection) or, for needs, with kind. */
+/**
+ * Index positions per bucket: single fields, and node with module (collection) or kind
+ * (contributor). A filter no index matches exactly (applied's node with module is the whole key)
+ * reads the narrowest one and checks its keys, its revision included (`revisionFor`).
+ */
 const INDEXES: Record<What, number[][]> = {
   registry: [[0]],
   needs: [[0], [1], [2], [0, 1], [0, 2]],
   applied: [[0], [1]],
-  collect: [[0], [1], [2], [0, 1]]
+  collect: [[0], [1], [2], [0, 1], [0, 2]]
 }
+
+/** Whether an index is led by node with one other field: its values are listed per node (`nodeValues`). */
+const byNode = (positions: readonly number[]): boolean => positions.length === 2 && positions[0] === 0
+
+/** A field's one value, or a set of several. */
+type Kept = string | ReadonlySet<string>
+const keeps = (kept: Kept, value: string | undefined): boolean => typeof kept === 'string' ? value === kept : value !== undefined && kept.has(value)
+const keptOf = (values: readonly string[]): Kept => values.length === 1 ? values[0] as string : new Set(values)
+
+/** Whether a key's fields are kept by `filter`. */
+export function fieldsMatcher (filter: FieldValues): (fields: readonly string[]) => boolean {
+  const kept = [...filter].map(([p, values]) => [p, keptOf(values)] as const)
+  return (fields) => {
+    for (const [p, k] of kept) if (!keeps(k, fields[p])) return false
+    return true
+  }
+}
+
+/**
+ * Whether an out-of-shape key with `tokens` is kept by `filter`: left out only when a token it does
+ * have is none of the filter's. A key always has a first token, so a node filter (a scoped token's
+ * too) keeps only the out-of-shape keys that start with one of its nodes.
+ */
+export function tokensMatcher (what: What, filter: FieldValues): (tokens: readonly string[]) => boolean {
+  const kept = [...filter].map(([p, values]) => [p, keptOf(values.map((v) => tokenOf(FIELDS[what][p] as string, v)))] as const)
+  return (tokens) => kept.every(([p, k]) => tokens[p] === undefined || keeps(k, tokens[p]))
+}
+
+/** How a change moves a key among the indexes' members: it joins them (a put of a key not held) or leaves them (a deletion). */
+type Move = { key: string, put: true, slot: number } | { key: string, put: false }
+
+/**
+ * What `revisionFor` last read for one filter, kept by the one who asks it again: the revision, and
+ * the coarser one (moved by every change the filter keeps, and by others) it was read under.
+ */
+export interface RevisionMemo { generation: string, coarse: number, revision: number }
+
+/** How many entries hold a value, and the last revision that put or deleted a key holding it (facets). */
+export interface Counted { count: number, revision: number }
 
 const NONE: readonly number[] = []
 
@@ -100,6 +143,18 @@ export class Contents {
    */
   private readonly outOfShapeAt: Array<{ byToken: Map<string, number>, none: number }>
   private outOfShapeSeen = false
+  /** Out-of-shape keys deleted (their revisions are in `deleted`): as few as this generation's out-of-shape keys. */
+  private readonly oddGone = new Set<string>()
+  /**
+   * The in-shape keys deleted, in key order: all of them (a prefix index reads its range), and per
+   * value of each set index. A filter no index matches exactly reads the deletions it keeps here,
+   * so that its revision follows them and nothing else. They hold `deleted`'s own key strings:
+   * 8 bytes a deleted key an index, nothing for a bucket that deletes nothing.
+   */
+  private goneAll = new SortedKeys()
+  private readonly gone = new Map<readonly number[], Map<string, SortedKeys>>()
+  /** Per index led by node (`byNode`): each node's index values, so that facets narrowed to nodes read those alone. */
+  private readonly nodeValues = new Map<readonly number[], Map<string, string[]>>()
   /** The generation as cursors name it (SPEC §8). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
@@ -137,7 +192,7 @@ export class Contents {
     this.outOfShapeAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
     this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
-    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens))
+    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens), what === 'needs')
   }
 
   /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
@@ -269,7 +324,7 @@ export class Contents {
         this.held.delete(slot)
         this.counts?.remove(key, old)
       }
-      if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : (set) => set.delete(key))
+      if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : { key, put })
       return slot
     }
     const held = this.outOfShapeHeld.get(key)
@@ -288,7 +343,7 @@ export class Contents {
     }
     const added = this.held.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
     this.counts?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
-    if (parsed?.ok === true) this.index(parsed.values, revision, (set) => set.add(key, added))
+    if (parsed?.ok === true) this.index(parsed.values, revision, { key, put, slot: added })
     return added
   }
 
@@ -301,6 +356,7 @@ export class Contents {
       }
       const tokens = key.split('.')
       this.outOfShapeHeld.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
+      this.oddGone.delete(key)
       this.markOutOfShape(tokens, revision)
       return
     }
@@ -309,13 +365,16 @@ export class Contents {
       this.outOfShapeHeld.delete(key)
       if (this.indexed) this.outOfShapeOrder.delete(key)
       this.counts?.outOfShape(key, -1)
+      this.oddGone.add(key)
       this.markOutOfShape(held.tokens, revision)
       return
     }
     // The deletion of a key never held: its fields, when it has them, say which answers it touches.
     const parsed = parseKey(this.what, key)
-    if (!parsed.ok) this.markOutOfShape(key.split('.'), revision)
-    else if (this.indexed) this.index(parsed.values, revision)
+    if (!parsed.ok) {
+      this.oddGone.add(key)
+      this.markOutOfShape(key.split('.'), revision)
+    } else if (this.indexed) this.index(parsed.values, revision, { key, put })
   }
 
   /** Marks an out-of-shape key's change under each of its tokens (see outOfShapeAt). */
@@ -328,25 +387,50 @@ export class Contents {
     })
   }
 
-  /** The last revision of an out-of-shape key a filter on `filter`'s fields may keep (see outOfShapeAt). */
-  private outOfShapeRevisionFor (filter: FieldValues): number {
+  /**
+   * A revision no earlier than the last change of an out-of-shape key `filter` keeps, which moves
+   * with every such change: the least of its fields' (see outOfShapeAt).
+   */
+  private outOfShapeBound (filter: FieldValues): number {
     if (!this.outOfShapeSeen) return 0
-    let revision = Infinity
+    let bound = Infinity
     for (const [p, values] of filter) {
       const at = this.outOfShapeAt[p]
       if (at === undefined) continue
       let kept = at.none
       for (const value of values) kept = Math.max(kept, at.byToken.get(tokenOf(FIELDS[this.what][p] as string, value)) ?? 0)
-      revision = Math.min(revision, kept)
+      bound = Math.min(bound, kept)
     }
-    return revision === Infinity ? 0 : revision
+    return bound === Infinity ? 0 : bound
   }
 
-  /** Marks the change of a key with `fields` in every set that holds it, and changes the sets' members. */
-  private index (fields: readonly string[], revision: number, change?: (set: SortedSlots) => void): void {
+  /**
+   * The last revision that put or deleted an out-of-shape key `filter` keeps, where it may be later
+   * than `floor`: only a bound past `floor` has the keys read, as few as they are.
+   */
+  private outOfShapeRevisionFor (filter: FieldValues, bound: number, floor: number): number {
+    if (bound <= floor) return 0
+    const kept = tokensMatcher(this.what, filter)
+    let revision = 0
+    for (const o of this.outOfShapeHeld.values()) if (o.revision > revision && kept(o.tokens)) revision = o.revision
+    for (const key of this.oddGone) {
+      const at = this.deleted.get(key) as number
+      if (at > revision && kept(key.split('.'))) revision = at
+    }
+    return revision
+  }
+
+  /** Marks the change of a key with `fields` in every set that holds it, and moves the key among the sets' members. */
+  private index (fields: readonly string[], revision: number, move?: Move): void {
     const all = this.allKeys as SortedSlots
-    if (change) {
-      change(all)
+    if (move !== undefined) {
+      if (move.put) {
+        all.add(move.key, move.slot)
+        this.goneAll.delete(move.key)
+      } else {
+        all.delete(move.key)
+        this.goneAll.add(move.key)
+      }
       this.ranges.clear()
     }
     all.revision = Math.max(all.revision, revision)
@@ -354,26 +438,106 @@ export class Contents {
       const value = indexValue(fields, positions)
       const revisions = this.prefixes.get(positions)
       if (revisions !== undefined) {
+        const was = revisions.get(value)
+        if (was === undefined) this.noteValue(positions, value)
         // An emptied range keeps its revision, as an emptied set does.
-        revisions.set(value, Math.max(revisions.get(value) ?? 0, revision))
+        revisions.set(value, Math.max(was ?? 0, revision))
         continue
       }
       const byValue = this.indexes.get(positions) as Map<string, SortedSlots>
       let set = byValue.get(value)
       // An emptied set stays: its revision is what an answer narrowed to it reflects.
-      if (!set) byValue.set(value, (set = new SortedSlots(this.entries.keys)))
-      if (change) change(set)
+      if (!set) {
+        byValue.set(value, (set = new SortedSlots(this.entries.keys)))
+        this.noteValue(positions, value)
+      }
+      if (move !== undefined) {
+        const goneByValue = this.gone.get(positions) as Map<string, SortedKeys>
+        if (move.put) {
+          set.add(move.key, move.slot)
+          goneByValue.get(value)?.delete(move.key)
+        } else {
+          set.delete(move.key)
+          let gone = goneByValue.get(value)
+          if (gone === undefined) goneByValue.set(value, (gone = new SortedKeys()))
+          gone.add(move.key)
+        }
+      }
       set.revision = Math.max(set.revision, revision)
     }
+  }
+
+  /** Lists a new value of an index led by node under its node. */
+  private noteValue (positions: readonly number[], value: string): void {
+    const values = this.nodeValues.get(positions)
+    if (values === undefined) return
+    const node = value.slice(0, value.indexOf(SEP))
+    const held = values.get(node)
+    if (held === undefined) values.set(node, [value])
+    else held.push(value)
   }
 
   /**
    * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
    * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
-  revisionFor (filter: FieldValues): number {
+  revisionFor (filter: FieldValues, memo?: RevisionMemo): number {
     if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.outOfShapeRevisionFor(filter), this.expired)
+    const { set, exact, positions } = this.candidates(filter)
+    const bound = this.outOfShapeBound(filter)
+    // The set's revision and the out-of-shape bound move with every change the filter keeps: while
+    // they hold, the revision read under them does (a write on bob leaves ace's walk unread).
+    const coarse = Math.max(set.revision, bound)
+    let revision: number
+    if (memo !== undefined && memo.generation === this.generation && memo.coarse === coarse) revision = memo.revision
+    else {
+      const inShape = exact ? set.revision : this.keptRevision(filter, set, positions)
+      revision = Math.max(inShape, this.outOfShapeRevisionFor(filter, bound, inShape))
+      if (memo !== undefined) Object.assign(memo, { generation: this.generation, coarse, revision })
+    }
+    return Math.max(revision, this.expired)
+  }
+
+  /**
+   * The last revision that put or deleted an in-shape key `filter` keeps, read from the set no index
+   * matches exactly: its held keys and its deleted ones, each checked. The set's own revision would
+   * move with any key of its value (bob's write of `bob.mod1` with ace's answer on node and module).
+   * It costs what building the answer costs, which walks the same set; a key is checked only when its
+   * revision would raise the result.
+   */
+  private keptRevision (filter: FieldValues, set: KeySet, positions: readonly number[]): number {
+    const kept = fieldsMatcher(filter)
+    const { entries, what } = this
+    let revision = 0
+    for (let i = 0; i < set.size; i++) {
+      const slot = set.slotAt(i)
+      const at = entries.revisionAt(slot)
+      if (at > revision && kept(fieldsOf(what, entries.keys.keyAt(slot)))) revision = at
+    }
+    for (const key of this.goneOf(filter, positions)) {
+      const at = this.deleted.get(key) as number
+      if (at > revision && kept(fieldsOf(what, key))) revision = at
+    }
+    return revision
+  }
+
+  /** The deleted in-shape keys of the values of `filter` at the index `positions` (every one, for none). */
+  private * goneOf (filter: FieldValues, positions: readonly number[]): Generator<string> {
+    if (positions.length === 0) {
+      yield * this.goneAll.between('', undefined)
+      return
+    }
+    const values = indexValues(positions, filter) as readonly string[]
+    const goneByValue = this.gone.get(positions)
+    for (const value of values) {
+      if (goneByValue !== undefined) {
+        const gone = goneByValue.get(value)
+        if (gone !== undefined) yield * gone.between('', undefined)
+      } else if (!value.includes('.')) {
+        const prefix = value.split(SEP).join('.')
+        yield * this.goneAll.between(`${prefix}.`, `${prefix}/`)
+      }
+    }
   }
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
@@ -389,16 +553,42 @@ export class Contents {
       for (const { runs } of filling) runs.add(fields, slot, revision)
     }
     for (const { positions, runs } of filling) {
-      if (runs instanceof PrefixRuns) this.prefixes.set(positions, runs.done())
-      else this.indexes.set(positions, runs.done(keys))
+      const values = runs instanceof PrefixRuns ? runs.done() : runs.done(keys)
+      if (runs instanceof PrefixRuns) this.prefixes.set(positions, values as Map<string, number>)
+      else this.indexes.set(positions, values as Map<string, SortedSlots>)
+      if (byNode(positions)) {
+        this.nodeValues.set(positions, new Map())
+        for (const value of values.keys()) this.noteValue(positions, value)
+      }
     }
     this.outOfShapeOrder = new SortedKeys([...this.outOfShapeHeld.keys()].sort())
     this.allKeys = new SortedSlots(keys, slots)
     this.allKeys.revision = this.latest
+    this.indexGone()
+  }
+
+  /** Marks the sets with the deletions seen during the load, and lists the deleted keys in key order (one sort, no insertion each). */
+  private indexGone (): void {
+    const gone: Array<{ key: string, values: string[] }> = []
     for (const [key, revision] of this.deleted) {
       const parsed = parseKey(this.what, key)
+      if (!parsed.ok) continue
       // A deletion seen during the load marks the sets its key would be in.
-      if (parsed.ok) this.index(parsed.values, revision)
+      this.index(parsed.values, revision)
+      gone.push({ key, values: parsed.values })
+    }
+    gone.sort((a, b) => a.key < b.key ? -1 : 1)
+    this.goneAll = new SortedKeys(gone.map((g) => g.key))
+    for (const positions of INDEXES[this.what]) {
+      if (this.prefixes.has(positions)) continue
+      const byValue = new Map<string, string[]>()
+      for (const { key, values } of gone) {
+        const value = indexValue(values, positions)
+        const keys = byValue.get(value)
+        if (keys === undefined) byValue.set(value, [key])
+        else keys.push(key)
+      }
+      this.gone.set(positions, new Map([...byValue].map(([value, keys]) => [value, new SortedKeys(keys)])))
     }
   }
 
@@ -441,10 +631,10 @@ export class Contents {
    * Each value of the field at `position` that an entry holds, with how many hold it and the last
    * revision that put or deleted a key holding it: read from the field's index (facets, SPEC §10).
    */
-  valuesAt (position: number): Map<string, { count: number, revision: number }> {
+  private valuesAt (position: number): Map<string, Counted> {
     const positions = INDEXES[this.what].find((p) => p.length === 1 && p[0] === position)
     if (positions === undefined) throw new Error(`${this.what} keeps no index of field ${position}`)
-    const out = new Map<string, { count: number, revision: number }>()
+    const out = new Map<string, Counted>()
     const revisions = this.prefixes.get(positions)
     if (revisions !== undefined) {
       for (const [value, revision] of revisions) {
@@ -458,12 +648,53 @@ export class Contents {
   }
 
   /**
-   * The field positions of `filter` whose changes may move `revisionFor(filter)`: those of the set
-   * it reads (its revision moves with any key of that set's value), and the out-of-shape keys a
-   * filter on them keeps are a superset of those `filter` keeps.
+   * Each value of the field at `position` among the entries `filter` keeps, with how many hold it
+   * and the last revision that put or deleted a key the filter keeps holding it (facets: docs/glance.md).
+   * Narrowed to nodes alone (every facets question of a scoped token) it reads the node's values of
+   * an index led by node, at a cost in proportion to them; otherwise it counts over the narrowest set.
    */
-  governing (filter: FieldValues): readonly number[] {
-    return filter.size === 0 ? NONE : this.candidates(filter).positions
+  valuesKept (filter: FieldValues, position: number): Map<string, Counted> {
+    if (filter.size === 0) return this.valuesAt(position)
+    const nodes = filter.size === 1 ? filter.get(0) : undefined
+    const positions = INDEXES[this.what].find((p) => p.length === (position === 0 ? 1 : 2) && p[0] === 0 && p[p.length - 1] === position)
+    if (nodes === undefined || positions === undefined) return this.valuesCounted(filter, position)
+    const out = new Map<string, Counted>()
+    // A node's emptied set counts nothing, but its revision is that of a kept key holding the value another node holds.
+    const add = (value: string, set: KeySet): void => {
+      const c = out.get(value)
+      if (c === undefined) out.set(value, { count: set.size, revision: set.revision })
+      else Object.assign(c, { count: c.count + set.size, revision: Math.max(c.revision, set.revision) })
+    }
+    for (const node of nodes) {
+      if (position === 0) add(node, this.setOf(positions, node))
+      else for (const value of this.nodeValues.get(positions)?.get(node) ?? []) add(value.slice(node.length + 1), this.setOf(positions, value))
+    }
+    for (const [value, c] of out) if (c.count === 0) out.delete(value)
+    return out
+  }
+
+  /** As `valuesKept`, counted over the narrowest set `filter` names: its held keys, then its deleted ones for the values' revisions. */
+  private valuesCounted (filter: FieldValues, position: number): Map<string, Counted> {
+    const { set, exact, positions } = this.candidates(filter)
+    const kept = fieldsMatcher(filter)
+    const { entries, what } = this
+    const out = new Map<string, Counted>()
+    for (let i = 0; i < set.size; i++) {
+      const slot = set.slotAt(i)
+      const fields = fieldsOf(what, entries.keys.keyAt(slot))
+      if (!exact && !kept(fields)) continue
+      const value = fields[position] as string
+      const revision = entries.revisionAt(slot)
+      const c = out.get(value)
+      if (c === undefined) out.set(value, { count: 1, revision })
+      else Object.assign(c, { count: c.count + 1, revision: Math.max(c.revision, revision) })
+    }
+    for (const key of this.goneOf(filter, positions)) {
+      const fields = fieldsOf(what, key)
+      const c = out.get(fields[position] as string)
+      if (c !== undefined && kept(fields)) c.revision = Math.max(c.revision, this.deleted.get(key) as number)
+    }
+    return out
   }
 
   /** The keys of `all` whose leading tokens are `value` (an index value: tokens joined by SEP), and the revision of that prefix index's set. */

@@ -13,6 +13,8 @@ test('keeps keys in code-unit order without repeats, whatever the order of chang
     expect(Array.from({ length: set.size }, (_, i) => set.at(i))).toEqual(expected)
     for (const probe of ['', 'a', 'b', 'zz']) {
       expect(set.upperBound(probe)).toBe(expected.filter((k) => k <= probe).length)
+      expect([...set.between(probe, undefined)]).toEqual(expected.filter((k) => k >= probe))
+      expect([...set.between(`${probe}.`, `${probe}/`)]).toEqual(expected.filter((k) => k.startsWith(`${probe}.`)))
     }
   }))
 })

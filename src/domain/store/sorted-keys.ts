@@ -39,6 +39,12 @@ export class SortedKeys {
   at (i: number): string | undefined {
     return this.keys[i]
   }
+
+  /** The keys from `from` on and before `to` (to the end without it), in order. */
+  * between (from: string, to: string | undefined): Generator<string> {
+    const end = to === undefined ? this.keys.length : this.lowerBound(to)
+    for (let i = this.lowerBound(from); i < end; i++) yield this.keys[i] as string
+  }
 }
 
 /** What an answer pages through: the slots of keys in code-unit order, and the last revision that changed them. */

@@ -1,7 +1,9 @@
 // One bucket's entries counted per node and per module as its changes arrive, so that the mesh at
 // a glance (SPEC §10) costs the rows it answers rather than the entries behind them. It holds a
 // few numbers a node and a module, nothing an entry; a module's latest write is recounted from
-// the bucket's sorted keys only when the entry that held it leaves.
+// the bucket's sorted keys only when the entry that held it leaves. A needs module also keeps its
+// needs' instants in order and its needs per kind, so that what waits since when and what no
+// registry entry answers (docs/glance.md) cost the module's row, never its entries.
 
 import { TOKEN_PATTERN } from '../wire/key-shapes.js'
 
@@ -54,6 +56,44 @@ export class Group implements Instant {
   }
 }
 
+/** A needs module's entries: beside its Group, its needs' instants in order and how many of each kind. */
+export class NeedsGroup extends Group {
+  /** Every need's instant, earliest first, as ms and ns side by side (two numbers a need, no object). */
+  private readonly at: number[] = []
+  readonly kinds = new Map<string, number>()
+
+  /** How many needs were written after `at`, and the earliest of them (every need when `at` is undefined). */
+  after (at: Instant | undefined): { waiting: number, since: Instant | undefined } {
+    const i = at === undefined ? 0 : this.firstAfter(at)
+    const n = this.at.length / 2
+    return { waiting: n - i, since: i < n ? { ms: this.at[2 * i] as number, nanos: this.at[2 * i + 1] as number } : undefined }
+  }
+
+  place ({ ms, nanos }: Instant): void {
+    const i = this.firstAfter({ ms, nanos })
+    this.at.splice(2 * i, 0, ms, nanos)
+  }
+
+  unplace (at: Instant): void {
+    // The last of the equal ones: any of them stands for the instant.
+    const i = this.firstAfter(at) - 1
+    if (i >= 0 && this.at[2 * i] === at.ms && this.at[2 * i + 1] === at.nanos) this.at.splice(2 * i, 2)
+  }
+
+  /** The index of the first need written after `at`. */
+  private firstAfter ({ ms, nanos }: Instant): number {
+    let lo = 0
+    let hi = this.at.length / 2
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      const m = this.at[2 * mid] as number
+      if (m > ms || (m === ms && (this.at[2 * mid + 1] as number) > nanos)) hi = mid
+      else lo = mid + 1
+    }
+    return lo
+  }
+}
+
 /** What the bucket holds under one node. */
 export interface NodeTally {
   readonly entries: Group
@@ -74,15 +114,50 @@ function nodeAndModule (key: string): [node: string, module: string] {
   return [key.slice(0, dot), key.slice(dot + 1, next < 0 ? key.length : next)]
 }
 
+/** A needs key's third token, its kind. */
+function kindOf (key: string): string {
+  const start = key.indexOf('.', key.indexOf('.') + 1) + 1
+  const end = key.indexOf('.', start)
+  return key.slice(start, end < 0 ? key.length : end)
+}
+
 /** The tally as its readers see it: the contents apply every change. */
-export type TallyRead = Pick<Tally, 'nodes' | 'node' | 'module' | 'membership'>
+export type TallyRead = Pick<Tally, 'nodes' | 'node' | 'module' | 'membership' | 'modulesOfKind'>
 
 export class Tally {
   private readonly byNode = new Map<string, NodeTally>()
   private nodesMoved = 0
+  /** Needs only: per kind, the modules (`<node>.<module>`) with needs of it. */
+  private readonly byKind = new Map<string, Set<string>>()
 
-  /** `byModule`: the bucket's second key token is a module (needs, applied). */
-  constructor (private readonly byModule: boolean, private readonly recount: Recount) {}
+  /**
+   * `byModule`: the bucket's second key token is a module (needs, applied); `needs`: its modules
+   * keep their needs' instants and kinds (NeedsGroup).
+   */
+  constructor (private readonly byModule: boolean, private readonly recount: Recount, private readonly needs = false) {}
+
+  /** The modules (`<node>.<module>`) with needs of `kind`: those a registry write of the kind may change. */
+  modulesOfKind (kind: string): ReadonlySet<string> | undefined {
+    return this.byKind.get(kind)
+  }
+
+  /** Counts a need of `key`'s kind in (+1) or out (-1) of its module `g` (node.module its name): the index moves only when the module's first or last need of the kind does. */
+  private countKind (key: string, g: Group, change: 1 | -1, node: string, module: string): void {
+    if (!(g instanceof NeedsGroup)) return
+    const kind = kindOf(key)
+    const n = (g.kinds.get(kind) ?? 0) + change
+    if (n > 0) g.kinds.set(kind, n)
+    else g.kinds.delete(kind)
+    if (n === 1 && change > 0) {
+      let set = this.byKind.get(kind)
+      if (set === undefined) this.byKind.set(kind, (set = new Set()))
+      set.add(`${node}.${module}`)
+    } else if (n === 0) {
+      const set = this.byKind.get(kind)
+      set?.delete(`${node}.${module}`)
+      if (set?.size === 0) this.byKind.delete(kind)
+    }
+  }
 
   /** Moves whenever a node comes or goes: while it holds, `nodes()` names the same ones. */
   get membership (): number {
@@ -117,8 +192,10 @@ export class Tally {
     t.entries.add(ms, nanos, revision)
     if (t.modules === undefined) return
     let g = t.modules.get(module)
-    if (g === undefined) t.modules.set(module, (g = new Group()))
+    if (g === undefined) t.modules.set(module, (g = this.needs ? new NeedsGroup() : new Group()))
     g.add(ms, nanos, revision)
+    if (g instanceof NeedsGroup) g.place({ ms, nanos })
+    this.countKind(key, g, 1, node, module)
   }
 
   /** An in-shape key held, written again. */
@@ -126,7 +203,12 @@ export class Tally {
     const [node, module] = nodeAndModule(key)
     const t = this.byNode.get(node)
     t?.entries.rewrite(old, ms, nanos, revision)
-    t?.modules?.get(module)?.rewrite(old, ms, nanos, revision)
+    const g = t?.modules?.get(module)
+    g?.rewrite(old, ms, nanos, revision)
+    if (g instanceof NeedsGroup) {
+      g.unplace(old)
+      g.place({ ms, nanos })
+    }
   }
 
   /** An in-shape key held, deleted. */
@@ -138,6 +220,8 @@ export class Tally {
     const g = t.modules?.get(module)
     if (g !== undefined) {
       g.remove(old)
+      if (g instanceof NeedsGroup) g.unplace(old)
+      this.countKind(key, g, -1, node, module)
       if (g.count === 0) t.modules?.delete(module)
     }
     this.forget(node, t)

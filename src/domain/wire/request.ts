@@ -6,6 +6,7 @@
 // ~150 modules of typebox/value that come with it, ~1 MB of heap held by every process.
 import { Compile } from 'typebox/schema'
 import { WHATS, type What } from './key-shapes.js'
+import { decodeCollection } from './collection-name.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { defined } from '../defined.js'
 import { badRequest } from './errors.js'
@@ -92,6 +93,17 @@ function isZeroValue (value: unknown): boolean {
 
 const IS_FILTER: ReadonlySet<string> = new Set(FILTER_FIELDS)
 
+/**
+ * The name a collection filter's value spells as a key token, when it is one with an escape in it
+ * (`shell=3Azsh=3Anormal`, as every `key` shows it): the filter encodes the name it is given, so that
+ * spelling matches nothing. A name that is such a spelling itself is not one a person writes.
+ */
+function keySpelling (value: string): string | undefined {
+  if (!/=[0-9A-F]{2}/.test(value)) return undefined
+  const decoded = decodeCollection(value)
+  return decoded.ok ? decoded.name : undefined
+}
+
 /** A filter field's values, distinct and sorted: one value and a list of one are one filter. */
 function valuesOf (field: string, value: unknown): readonly string[] {
   if (typeof value === 'string') return [value]
@@ -162,6 +174,10 @@ export function readRequest (input: unknown): Query | OverviewQuery {
     if (field === 'collection') {
       const broken = values.find((v) => !v.isWellFormed())
       if (broken !== undefined) throw badRequest(field, `collection: ${shown(broken)} holds a lone surrogate; it takes ${WORKS.collection}`)
+      const spelled = values.find((v) => keySpelling(v) !== undefined)
+      if (spelled !== undefined) {
+        throw badRequest(field, `collection: ${shown(spelled)} is a name as a key spells it, which would match nothing; the filter takes the name itself: ${shown(keySpelling(spelled))}`)
+      }
     }
     filter[name] = values
   }

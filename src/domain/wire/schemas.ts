@@ -259,7 +259,10 @@ export const NodeRow = Type.Object({
   collect: Type.Integer({ description: 'Its entries in the collect bucket.' }),
   outOfShape: Type.Integer({ description: 'Its out-of-shape keys in the three buckets (keys whose first token names it).' }),
   updated: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'The latest write of its entries still there (when its provisioner client last wrote); null without entries.' }),
-  modules: Type.Object(stateCounts, { description: 'How many of its modules are in each state.' })
+  modules: Type.Object(stateCounts, { description: 'How many of its modules are in each state.' }),
+  waiting: Type.Integer({ description: 'Its needs not yet applied: the sum of its modules\' `waiting`.' }),
+  waitingSince: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'The earliest `waitingSince` of its modules (at the precision NATS gives, nanoseconds): how long something on it has waited; null when nothing waits.' }),
+  unanswered: Type.Integer({ description: 'Its needs of a kind that no entry of the registry answers: the sum of its modules\' `unanswered`.' })
 }, { description: 'One node, as the three buckets name it.' })
 
 /** A moment at the precision NATS gives it: the states compare these. */
@@ -274,8 +277,11 @@ export const ModuleRow = Type.Object({
     revision: Type.Integer({ description: 'The revision of its applied entry.' }),
     updated: instant('When the applied entry was written.')
   }), Type.Null()], { description: 'Its applied entry; null without one.' }),
-  state: Type.Union(MODULE_STATES.map((s) => Type.Literal(s)), { description: '`unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs.' })
-}, { description: 'One module on one node, with its provisioning state.' })
+  state: Type.Union(MODULE_STATES.map((s) => Type.Literal(s)), { description: '`unapplied`: needs and no applied entry; `pending`: a need written after the applied entry; `applied`: no need written after it; `orphaned`: applied, no needs.' }),
+  waiting: Type.Integer({ description: 'How many of its needs are not yet applied: every need when `unapplied`, those written after the applied entry when `pending`, 0 otherwise.' }),
+  waitingSince: Type.Union([instant('The earliest write among the needs that wait.'), Type.Null()], { description: 'The earliest write among the needs that wait (how long the module has waited, as far as the entries still there tell); null when none waits. It holds no "now": it changes only when a write changes it.' }),
+  unanswered: Type.Integer({ description: 'How many of its needs are of a kind that no entry of the registry answers: such a need stands asked, since no domain will provide it. A registry write that adds or removes a kind moves it.' })
+}, { description: 'One module on one node, with its provisioning state, and what keeps it from `applied` since when.' })
 
 export const NodesAnswer = Type.Object({
   what: Type.Literal('nodes', { description: 'The question answered.' }),

@@ -1,0 +1,140 @@
+// The rows of the mesh at a glance, live (docs/glance.md): what an event stream of nodes or
+// modules reads. Its cursor names the point of every bucket the rows read (and the registry,
+// whose kinds `unanswered` reads); the rows that changed after a cursor are those of the nodes
+// and modules the keys changed since name, so that a write costs the rows it touches, whatever
+// the size of the mesh, and a stream resumed on any instance gets what it missed, latest per row.
+
+import { hash } from 'node:crypto'
+import { ProvisionerError } from '../wire/errors.js'
+import type { OverviewQuery } from '../wire/request.js'
+import type { Contents } from '../store/contents.js'
+import type { AnsweredViews } from './port.js'
+import { bucketsOf, keeps, readMesh } from './overview.js'
+import { touched, type Mesh, type Rows } from './rows.js'
+
+/** A row put (its JSON as in answers) or deleted (`{"node"}`, `{"node","module"}`). */
+export interface RowChange { type: 'put' | 'delete', json: string }
+
+const CURSOR = /^(\d{1,16}(?:\.\d{1,16}){2,3})-([A-Za-z0-9_-]{16})$/
+
+/** The buckets whose changes move rows of `query`, in cursor order: the registry last. */
+const readBuckets = (query: OverviewQuery): Array<keyof Mesh & string> => [...bucketsOf(query), 'registry']
+
+function expired (why: string): ProvisionerError {
+  return new ProvisionerError('CURSOR_EXPIRED', why)
+}
+
+/** One row of `query`, by its sort key (`<node>` or `<node>.<module>`). */
+interface Keyed { key: string, json: string }
+
+export class LiveRows {
+  constructor (private readonly views: AnsweredViews, private readonly rows: Rows) {}
+
+  /** The cursor of `mesh` for `query`: each bucket's revision, and a digest of their generations. */
+  private cursorOf (mesh: Mesh, query: OverviewQuery): string {
+    const held = readBuckets(query).map((b) => mesh[b] as Contents | undefined)
+    const generations = held.map((c) => c?.generation ?? '-').join(' ')
+    return `${held.map((c) => c?.revision ?? 0).join('.')}-${hash('sha256', generations, 'base64url').slice(0, 16)}`
+  }
+
+  private mesh (query: OverviewQuery): Mesh {
+    return readMesh(this.views, bucketsOf(query))
+  }
+
+  /** Every row `query` keeps now, in answer order. */
+  private * all (mesh: Mesh, query: OverviewQuery): Generator<Keyed> {
+    const { filter } = query
+    const contents = query.what === 'nodes' ? [mesh.needs, mesh.applied, mesh.collect] : [mesh.needs, mesh.applied]
+    for (const node of this.rows.nodes(...contents)) {
+      if (!keeps(filter, 'node', node)) continue
+      if (query.what === 'nodes') {
+        const row = this.rows.nodeRow(mesh, node)
+        if (row !== undefined) yield { key: node, json: row.json }
+        continue
+      }
+      for (const m of this.rows.moduleLines(mesh, node)) {
+        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, json: m.json }
+      }
+    }
+  }
+
+  /** One page of the rows `query` keeps now, after the row `after` names, for a stream's snapshot; `cursor` names the state read. */
+  snapshot (query: OverviewQuery, after: string | undefined, limit: number): { entries: string[], next?: string, cursor: string, stale: boolean } {
+    const mesh = this.mesh(query)
+    const entries: string[] = []
+    let next: string | undefined
+    for (const row of this.all(mesh, query)) {
+      if (after !== undefined && !later(row.key, after)) continue
+      if (entries.length === limit) break
+      entries.push(row.json)
+      next = row.key
+    }
+    const more = entries.length === limit && next !== undefined
+    return { entries, ...(more ? { next } : {}), cursor: this.cursorOf(mesh, query), stale: mesh.stale }
+  }
+
+  /** How many rows `query` keeps now, and whether they are stale: what `synced` says. */
+  count (query: OverviewQuery): { total: number, stale: boolean } {
+    const mesh = this.mesh(query)
+    return { total: [...this.all(mesh, query)].length, stale: mesh.stale }
+  }
+
+  /** The cursor of now, for `query`: the stream's sharing of reads names the state by it. */
+  now (query: OverviewQuery): string {
+    return this.cursorOf(this.mesh(query), query)
+  }
+
+  /**
+   * The rows that changed or left after `since`, latest per row, in answer order: a put for each
+   * row the filter keeps that a changed key names, a delete for each that it no longer keeps.
+   * CURSOR_EXPIRED when `since` cannot be served (not such a cursor, a bucket created again, a
+   * revision this instance has not reached or no longer serves).
+   */
+  changes (query: OverviewQuery, since: string): { changes: RowChange[], cursor: string } {
+    const m = CURSOR.exec(since)
+    const buckets = readBuckets(query)
+    const revisions = m === null ? [] : (m[1] as string).split('.').map(Number)
+    if (m === null || revisions.length !== buckets.length) throw expired(`${JSON.stringify(since.slice(0, 60))} is not an id of this stream; a fresh snapshot follows`)
+    const mesh = this.mesh(query)
+    const cursor = this.cursorOf(mesh, query)
+    if (!cursor.endsWith(`-${m[2] as string}`)) throw expired('a bucket the rows read was created again since that id; a fresh snapshot follows')
+    const named = new Map<string, { node: string, module: string | undefined }>()
+    buckets.forEach((b, i) => {
+      const c = mesh[b] as Contents | undefined
+      const revision = revisions[i] as number
+      if (c === undefined) return
+      if (revision > c.revision || revision < c.expiredBefore) throw expired(`that id names revision ${revision} of bucket ${c.what}, which this instance does not serve (it holds ${c.expiredBefore}-${c.revision}); a fresh snapshot follows`)
+      for (const t of touched(mesh, c, revision)) {
+        if (!keeps(query.filter, 'node', t.node)) continue
+        if (query.what === 'nodes') named.set(t.node, { node: t.node, module: undefined })
+        else if (t.module !== undefined && keeps(query.filter, 'module', t.module)) named.set(`${t.node}.${t.module}`, t)
+      }
+    })
+    const changes: RowChange[] = []
+    for (const key of [...named.keys()].sort(byRow)) {
+      const { node, module } = named.get(key) as { node: string, module: string | undefined }
+      const json = module === undefined
+        ? this.rows.nodeRow(mesh, node)?.json
+        : this.rows.moduleLines(mesh, node).find((l) => l.module === module && keeps(query.filter, 'state', l.state))?.json
+      changes.push(json !== undefined ? { type: 'put', json } : { type: 'delete', json: module === undefined ? `{"node":"${node}"}` : `{"node":"${node}","module":"${module}"}` })
+    }
+    return { changes, cursor }
+  }
+}
+
+/** Rows in answer order: by node, then by module (a key's first dot parts them). */
+function byRow (a: string, b: string): number {
+  return later(a, b) ? 1 : a === b ? 0 : -1
+}
+
+/** Whether the row keyed `a` comes after the one keyed `b`. */
+function later (a: string, b: string): boolean {
+  const [an, am = ''] = split(a)
+  const [bn, bm = ''] = split(b)
+  return an > bn || (an === bn && am > bm)
+}
+
+function split (key: string): [string, string?] {
+  const dot = key.indexOf('.')
+  return dot < 0 ? [key] : [key.slice(0, dot), key.slice(dot + 1)]
+}

@@ -1,0 +1,307 @@
+// The rows of the mesh at a glance (docs/glance.md): a row per node and a row per module on a
+// node, joined across the needs, applied and collect buckets from their tallies (store/tally.ts)
+// and the registry's kinds, so that a row costs its node's modules, never their entries. Rows are
+// kept as made (bounded by their bytes) until a change names their node; while someone watches
+// rows change (held waits), the rows a change replaced are kept aside to tell whether it moved them.
+
+import { BUCKETS } from '../wire/key-shapes.js'
+import { ProvisionerError } from '../wire/errors.js'
+import type { ModuleState } from '../wire/schemas.js'
+import type { Contents } from '../store/contents.js'
+import { compareInstants, NeedsGroup, type Group, type Instant, type NodeTally } from '../store/tally.js'
+import type { Line } from './pages.js'
+import { defined } from '../defined.js'
+
+/** The refusal of a node no key names. */
+export function noNode (node: string): ProvisionerError {
+  return new ProvisionerError('NOT_FOUND', `no key of buckets ${BUCKETS.needs}, ${BUCKETS.applied} or ${BUCKETS.collect} names node "${node}"; ask GET /v1/nodes (what=nodes) for the nodes there are`)
+}
+
+/** The refusal of a module neither needs nor applied holds on a node. */
+export function noModule (node: string, module: string): ProvisionerError {
+  return new ProvisionerError('NOT_FOUND', `neither ${BUCKETS.needs} nor ${BUCKETS.applied} holds module "${module}" on node "${node}"; ask GET /v1/modules?node=${node} (what=modules) for its modules`)
+}
+
+/** A module's state from its needs and its applied entry; undefined when it has neither. */
+export function stateOf (needs: Instant | undefined, applied: Instant | undefined): ModuleState | undefined {
+  if (applied === undefined) return needs === undefined ? undefined : 'unapplied'
+  if (needs === undefined) return 'orphaned'
+  return compareInstants(needs, applied) > 0 ? 'pending' : 'applied'
+}
+
+/**
+ * Each second's `YYYY-MM-DDTHH:MM:SS.`, as Date formats it: a modules answer writes two moments a
+ * row, and Date's formatting was most of its cost. Writes come in runs of seconds; a bound keeps it small.
+ */
+const SECONDS = new Map<number, string>()
+const SECONDS_MAX = 4096
+
+/** A moment as RFC 3339 with the nanoseconds NATS gives. */
+export function isoNanos ({ ms, nanos }: Instant): string {
+  const second = Math.floor(ms / 1000)
+  let head = SECONDS.get(second)
+  if (head === undefined) {
+    if (SECONDS.size >= SECONDS_MAX) SECONDS.clear()
+    SECONDS.set(second, (head = new Date(second * 1000).toISOString().slice(0, 20)))
+  }
+  return `${head}${String((ms - second * 1000) * 1_000_000 + nanos).padStart(9, '0')}Z`
+}
+
+/** The buckets' contents as one answer reads them; the registry only for its kinds (absent while it cannot be read). */
+export interface Mesh { needs: Contents, applied: Contents, collect?: Contents, registry?: Contents, stale: boolean }
+
+const present = (g: Group | undefined): Group | undefined => g !== undefined && g.count > 0 ? g : undefined
+
+/** What keeps a module from `applied`, and since when. */
+interface Why { waiting: number, since: Instant | undefined, unanswered: number }
+
+/** The needs written after the applied entry (all without one), and those of a kind no registry entry answers. */
+function whyOf (mesh: Mesh, needs: Group | undefined, applied: Group | undefined): Why {
+  if (!(needs instanceof NeedsGroup)) return { waiting: 0, since: undefined, unanswered: 0 }
+  const { waiting, since } = needs.after(applied)
+  let unanswered = 0
+  for (const [kind, count] of needs.kinds) if (mesh.registry?.entries.get(kind) === undefined) unanswered += count
+  return { waiting, since, unanswered }
+}
+
+const instantJson = (at: Instant | undefined): string => at === undefined ? 'null' : `"${isoNanos(at)}"`
+
+interface ModuleOf { module: string, needs?: Group, applied?: Group, state: ModuleState, why: Why }
+
+function moduleJson (node: string, m: ModuleOf): string {
+  const { needs, applied, state, why } = m
+  const appliedJson = applied === undefined ? 'null' : `{"revision":${applied.revision},"updated":"${isoNanos(applied)}"}`
+  return `{"node":"${node}","module":"${m.module}","needs":${needs?.count ?? 0},"needsUpdated":${instantJson(needs)},"applied":${appliedJson},"state":"${state}",` +
+    `"waiting":${why.waiting},"waitingSince":${instantJson(why.since)},"unanswered":${why.unanswered}}`
+}
+
+/** Each module of a node with needs or an applied entry, sorted, with its state and why. */
+function * modulesOf (mesh: Mesh, node: string): Generator<ModuleOf> {
+  const needs = mesh.needs.tally?.node(node)?.modules
+  const applied = mesh.applied.tally?.node(node)?.modules
+  const names = new Set([...needs?.keys() ?? [], ...applied?.keys() ?? []])
+  for (const module of [...names].sort()) {
+    const n = present(needs?.get(module))
+    const a = present(applied?.get(module))
+    const state = stateOf(n, a)
+    if (state !== undefined) yield { module, ...defined({ needs: n, applied: a }), state, why: whyOf(mesh, n, a) }
+  }
+}
+
+function nodeJson (mesh: Mesh, node: string, modules: readonly ModuleLine[]): string | undefined {
+  const t: Array<NodeTally | undefined> = [mesh.needs.tally?.node(node), mesh.applied.tally?.node(node), mesh.collect?.tally?.node(node)]
+  if (t.every((x) => x === undefined)) return undefined
+  const states: Record<ModuleState, number> = { applied: 0, pending: 0, unapplied: 0, orphaned: 0 }
+  let waiting = 0
+  let unanswered = 0
+  let since: Instant | undefined
+  for (const m of modules) {
+    states[m.state]++
+    waiting += m.why.waiting
+    unanswered += m.why.unanswered
+    if (m.why.since !== undefined && (since === undefined || compareInstants(m.why.since, since) < 0)) since = m.why.since
+  }
+  let latest: Group | undefined
+  for (const x of t) if (x !== undefined && x.entries.count > 0 && (latest === undefined || compareInstants(x.entries, latest) > 0)) latest = x.entries
+  const outOfShape = t.reduce((sum, x) => sum + (x?.outOfShape ?? 0), 0)
+  const updated = latest === undefined ? 'null' : `"${new Date(latest.ms).toISOString()}"`
+  return `{"node":"${node}","needs":${t[0]?.entries.count ?? 0},"applied":${t[1]?.entries.count ?? 0},"collect":${t[2]?.entries.count ?? 0},"outOfShape":${outOfShape},"updated":${updated},` +
+    `"modules":{"applied":${states.applied},"pending":${states.pending},"unapplied":${states.unapplied},"orphaned":${states.orphaned}},` +
+    `"waiting":${waiting},"waitingSince":${instantJson(since)},"unanswered":${unanswered}}`
+}
+
+/** The nodes any of `contents` names, sorted. */
+export function nodesOf (...contents: Array<Contents | undefined>): string[] {
+  const names = new Set<string>()
+  for (const c of contents) for (const node of c?.tally?.nodes() ?? []) names.add(node)
+  return [...names].sort()
+}
+
+/** A row as kept: its JSON and the JSON's UTF-8 length, measured once. */
+export interface Kept extends Line { readonly bytes: number }
+
+const keptOf = (json: string): Kept => ({ json, bytes: Buffer.byteLength(json) })
+
+export interface ModuleLine extends Kept { module: string, state: ModuleState, why: Why }
+
+/** A node's rows as they were before a change named it: undefined where they were not kept (then they may have been anything). */
+export interface Before { node: Kept | undefined, modules: readonly ModuleLine[] | undefined }
+
+/** A number for each contents read, so that what was made from them can name them without holding them. */
+const ids = new WeakMap<Contents, number>()
+let lastId = 0
+export function idOf (c: Contents): number {
+  let id = ids.get(c)
+  if (id === undefined) ids.set(c, (id = ++lastId))
+  return id
+}
+
+/** The most bytes the kept rows may hold (their JSON as UTF-16 and what keeps it): past it they are made again. */
+const ROWS_MAX_BYTES = 48 * 1024 * 1024
+/** What a kept row holds beside its JSON: the object, its map slot, its key. */
+const ROW_OVERHEAD = 160
+/** Changes read to find the nodes they touched, at the most; past it every row is made again (a sweep touches them all). */
+const CHANGES_READ_MAX = 4096
+
+const lineBytes = (node: string, line: Kept | undefined): number => line === undefined ? 0 : 2 * (line.json.length + node.length) + ROW_OVERHEAD
+const linesBytes = (node: string, lines: readonly ModuleLine[] | undefined): number => (lines ?? []).reduce((sum, l) => sum + lineBytes(node, l) + 2 * l.module.length, 0)
+
+/**
+ * Each node's row and module rows as last made: after a change, the rows of the nodes its keys
+ * name are forgotten (read from the bucket's change log), so that an answer makes those again and
+ * costs no look at any other node. Only nodes some key names have rows kept, and the rows kept are
+ * bounded by their bytes.
+ */
+export class Rows {
+  private readonly nodeRows = new Map<string, Kept>()
+  private readonly moduleRows = new Map<string, ModuleLine[]>()
+  private bytes = 0
+  /** Per bucket, the contents (by id: rows keep no contents alive) and revision the rows are of. */
+  private readonly seen = new Map<string, { contents: number, revision: number }>()
+  /** The sorted nodes of a set of buckets, by which buckets, with the contents and membership they were read from. */
+  private readonly sortedNodes = new Map<string, { from: string, nodes: string[] }>()
+  /** While rows are watched: the rows forgotten since the last `drain`, or `all` when every row was. */
+  private replaced: { all: boolean, nodes: Map<string, Before> } | undefined
+
+  constructor (private readonly maxBytes = ROWS_MAX_BYTES) {}
+
+  /** The nodes whose rows are kept, and the bytes they hold. */
+  get kept (): { nodes: number, bytes: number } {
+    return { nodes: new Set([...this.nodeRows.keys(), ...this.moduleRows.keys()]).size, bytes: this.bytes }
+  }
+
+  /** The nodes any of `contents` names, sorted: sorted again only when a node came or went. */
+  nodes (...contents: Array<Contents | undefined>): string[] {
+    const key = contents.map((c) => c?.what ?? '').join(' ')
+    const from = contents.map((c) => c === undefined ? '' : `${idOf(c)}.${c.tally?.membership ?? ''}`).join(' ')
+    const kept = this.sortedNodes.get(key)
+    if (kept?.from === from) return kept.nodes
+    const nodes = nodesOf(...contents)
+    this.sortedNodes.set(key, { from, nodes })
+    return nodes
+  }
+
+  nodeRow (mesh: Mesh, node: string): Kept | undefined {
+    this.refresh(mesh)
+    const kept = this.nodeRows.get(node)
+    if (kept !== undefined) return kept
+    const json = nodeJson(mesh, node, this.moduleLines(mesh, node))
+    if (json === undefined) return undefined
+    const line = keptOf(json)
+    this.keep(node, line, undefined)
+    return line
+  }
+
+  moduleLines (mesh: Mesh, node: string): readonly ModuleLine[] {
+    this.refresh(mesh)
+    const kept = this.moduleRows.get(node)
+    if (kept !== undefined) return kept
+    const lines = [...modulesOf(mesh, node)].map((m) => ({ module: m.module, state: m.state, why: m.why, ...keptOf(moduleJson(node, m)) }))
+    // A node no needs or applied key names has none: nothing is kept for it.
+    if (lines.length > 0) this.keep(node, undefined, lines)
+    return lines
+  }
+
+  /** Starts keeping aside the rows changes replace, until `unwatch`. */
+  watch (): void {
+    this.replaced ??= { all: false, nodes: new Map() }
+  }
+
+  unwatch (): void {
+    this.replaced = undefined
+  }
+
+  /** The rows replaced since the last drain (refreshed from `mesh` first), and forgets them. */
+  drain (mesh: Mesh): { all: boolean, nodes: Map<string, Before> } {
+    this.refresh(mesh)
+    const out = this.replaced ?? { all: false, nodes: new Map() }
+    if (this.replaced !== undefined) this.replaced = { all: false, nodes: new Map() }
+    return out
+  }
+
+  private keep (node: string, row: Kept | undefined, lines: ModuleLine[] | undefined): void {
+    const bytes = lineBytes(node, row) + linesBytes(node, lines)
+    if (this.bytes + bytes > this.maxBytes) this.forgetAll()
+    if (row !== undefined) this.nodeRows.set(node, row)
+    if (lines !== undefined) this.moduleRows.set(node, lines)
+    this.bytes += bytes
+  }
+
+  private forget (node: string): void {
+    const row = this.nodeRows.get(node)
+    const lines = this.moduleRows.get(node)
+    if (this.replaced !== undefined && !this.replaced.nodes.has(node)) this.replaced.nodes.set(node, { node: row, modules: lines })
+    this.bytes -= lineBytes(node, row) + linesBytes(node, lines)
+    this.nodeRows.delete(node)
+    this.moduleRows.delete(node)
+  }
+
+  private forgetAll (): void {
+    if (this.replaced !== undefined) this.replaced.all = true
+    this.nodeRows.clear()
+    this.moduleRows.clear()
+    this.bytes = 0
+  }
+
+  /** The mesh last looked at: one answer's rows read one mesh, which is looked at once. */
+  private looked: WeakRef<Mesh> | undefined
+
+  /** Forgets the rows the changes since the last look may have changed: every row, for contents read again or many changes. */
+  private refresh (mesh: Mesh): void {
+    if (this.looked?.deref() === mesh) return
+    this.looked = new WeakRef(mesh)
+    for (const what of ['needs', 'applied', 'collect', 'registry'] as const) {
+      const c = mesh[what]
+      // A registry that cannot be read answers no kind: its rows are those of no registry.
+      if (c === undefined && what !== 'registry') continue
+      const at = this.seen.get(what)
+      const id = c === undefined ? 0 : idOf(c)
+      const revision = c?.revision ?? 0
+      if (at?.contents === id && at.revision === revision) continue
+      this.seen.set(what, { contents: id, revision })
+      if (c === undefined || at?.contents !== id || !this.forgetTouched(mesh, c, at.revision)) this.forgetAll()
+    }
+  }
+
+  /** Forgets the rows of each node a key changed after `revision` names; false when there were too many to read. */
+  private forgetTouched (mesh: Mesh, c: Contents, revision: number): boolean {
+    let read = 0
+    for (const node of touchedNodes(mesh, c, revision)) {
+      if (++read > CHANGES_READ_MAX) return false
+      this.forget(node)
+    }
+    return true
+  }
+}
+
+/** A registry change of `kind`: the modules (`<node>.<module>`) with needs of it, whose `unanswered` it may move. */
+export function modulesOfKind (mesh: Mesh, kind: string): Iterable<string> {
+  return mesh.needs.tally?.modulesOfKind(kind) ?? []
+}
+
+/**
+ * The node (and, for needs and applied keys, the module) of each key of `c` changed after
+ * `revision`, latest change first-seen order; a registry change names the modules with needs of its kind.
+ */
+export function * touched (mesh: Mesh, c: Contents, revision: number): Generator<{ node: string, module: string | undefined }> {
+  for (const [key] of c.changesSince(revision)) {
+    if (c.what === 'registry') {
+      for (const nm of modulesOfKind(mesh, key)) {
+        const dot = nm.indexOf('.')
+        yield { node: nm.slice(0, dot), module: nm.slice(dot + 1) }
+      }
+      continue
+    }
+    const dot = key.indexOf('.')
+    if (dot < 0) {
+      yield { node: key, module: undefined }
+      continue
+    }
+    const end = key.indexOf('.', dot + 1)
+    yield { node: key.slice(0, dot), module: c.what === 'collect' ? undefined : key.slice(dot + 1, end < 0 ? key.length : end) }
+  }
+}
+
+function * touchedNodes (mesh: Mesh, c: Contents, revision: number): Generator<string> {
+  for (const t of touched(mesh, c, revision)) yield t.node
+}

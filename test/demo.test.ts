@@ -1,0 +1,138 @@
+// `npm run demo` as a user runs it: started from a shell and stopped by a signal to the process the
+// user started (`kill $!` sends SIGTERM to npm; Ctrl-C sends SIGINT to the terminal's whole process
+// group), it leaves no process and no temporary store behind, whatever the signal, whenever it
+// comes and however often. Meanwhile its provisioner clients move the mesh, unless told `--still`.
+
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { describe, test, vi, type TestContext } from 'vitest'
+import { VERSION } from '../src/version.js'
+import { commandOf, descendants, runDemo } from './support/process.js'
+import { request } from './support/http.js'
+
+interface Demo {
+  proc: ReturnType<typeof runDemo>['proc']
+  out: () => string
+  exited: Promise<unknown[]>
+  /** Every process below npm once the demo is up: nats-server among them. */
+  tree: number[]
+  /** The test's own expect (expect.poll needs it in concurrent tests). */
+  expect: TestContext['expect']
+}
+
+/** Starts the demo, killed when the test ends whatever happened (the test's own hook: the tests run concurrently). */
+function start ({ onTestFinished, expect }: TestContext, args: readonly string[] = []): Demo {
+  const { proc, out } = runDemo(args)
+  const exited = once(proc, 'exit')
+  const demo: Demo = { proc, out, exited, tree: [], expect }
+  onTestFinished(() => {
+    for (const pid of [...new Set([...demo.tree, ...descendants(proc.pid as number)])].reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    try {
+      process.kill(-(proc.pid as number), 'SIGKILL')
+    } catch {}
+  })
+  return demo
+}
+
+/** Waits for the demo's whole first screen, and keeps the processes below npm. */
+async function untilUp (demo: Demo): Promise<{ url: string, store: string, pid: number }> {
+  const { expect } = demo
+  await expect.poll(demo.out, { timeout: 60_000 }).toMatch(/kill -HUP \d+ /)
+  demo.tree = descendants(demo.proc.pid as number)
+  expect(demo.tree.map(commandOf)).toContainEqual(expect.stringMatching(/nats-server -c /))
+  const text = demo.out()
+  return {
+    url: /the mesh at a glance is at (http:\/\/127\.0\.0\.1:\d+)\/\n/.exec(text)?.[1] as string,
+    store: /\(store (\/\S+)\)/.exec(text)?.[1] as string,
+    pid: Number(/kill -HUP (\d+) /.exec(text)?.[1])
+  }
+}
+
+/** npm's exit, within the demo's own bound on its stop (10 s) and a margin. */
+async function exitOf (demo: Demo): Promise<unknown[]> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`npm run demo did not exit within 20 s of the signal:\n${demo.out()}`)), 20_000) })
+  try {
+    return await Promise.race([demo.exited, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The demo has exited and every process it started is gone, and so is the store. */
+async function stoppedWhole (demo: Demo, store: string): Promise<void> {
+  const { expect } = demo
+  const [code] = await exitOf(demo)
+  await expect.poll(() => demo.tree.filter((pid) => commandOf(pid) !== undefined).map(commandOf), { timeout: 15_000 }).toEqual([])
+  expect(existsSync(store), store).toBe(false)
+  expect(demo.out()).toContain(`stopped: the service, its NATS and ${store} are gone\n`)
+  expect(code).toBe(0)
+}
+
+const etagOfNodes = async (url: string): Promise<unknown> => (await request(`${url}/v1/nodes`)).headers['etag']
+
+describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
+  test('`kill $!` (SIGTERM to npm), twice, stops it whole; before, it prints the page first and its clients move the mesh', async (ctx) => {
+    const { expect } = ctx
+    const demo = start(ctx)
+    const { url, store } = await untilUp(demo)
+    const printed = demo.out().split('\n').filter((line) => line !== '' && !line.startsWith('> '))
+    expect(printed[0]).toBe(`mesh-provisioner ${VERSION}: the mesh at a glance is at ${url}/`)
+    expect(demo.out()).toContain('every 3 s (npm run demo -- --still: none)')
+    const before = await etagOfNodes(url)
+    await expect.poll(async () => await etagOfNodes(url), { timeout: 10_000, interval: 500 }).not.toBe(before)
+    demo.proc.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    demo.proc.kill('SIGTERM')
+    await stoppedWhole(demo, store)
+  })
+
+  test('Ctrl-C (SIGINT to the whole process group), twice, stops it whole; `--still` keeps the mesh still, and the printed pid takes SIGHUP', async (ctx) => {
+    const { expect } = ctx
+    const demo = start(ctx, ['--still'])
+    const { url, store, pid } = await untilUp(demo)
+    expect(demo.out()).toContain('The mesh is still (--still): nothing writes to it but you.')
+    expect(commandOf(pid)).toMatch(/^node .*scripts\/demo\.ts --still$/)
+    expect(demo.tree).toContain(pid)
+    process.kill(pid, 'SIGHUP')
+    const before = await etagOfNodes(url)
+    // Longer than a turn of the clients: nothing moved, and the HUP stopped nothing.
+    await new Promise((resolve) => setTimeout(resolve, 4000))
+    expect(await etagOfNodes(url)).toBe(before)
+    expect((await request(`${url}/readyz`)).statusCode).toBe(200)
+    process.kill(-(demo.proc.pid as number), 'SIGINT')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    try {
+      process.kill(-(demo.proc.pid as number), 'SIGINT')
+    } catch {}
+    await stoppedWhole(demo, store)
+  })
+
+  test('SIGINT to npm alone stops it whole', async (ctx) => {
+    const demo = start(ctx)
+    const { store } = await untilUp(demo)
+    demo.proc.kill('SIGINT')
+    await stoppedWhole(demo, store)
+  })
+
+  test('npm killed outright during the start (no signal to forward): the demo does not outlive it, and stops what the start opened, the store included', async (ctx) => {
+    const { expect } = ctx
+    const demo = start(ctx)
+    // nats-server is up, the service not yet: the store's folder is in nats-server's command line.
+    const conf = await vi.waitFor(() => {
+      demo.tree = descendants(demo.proc.pid as number)
+      const found = demo.tree.map((p) => /nats-server -c (\S+)/.exec(commandOf(p) ?? '')?.[1]).find((c) => c !== undefined)
+      expect(found, 'nats-server started').toBeDefined()
+      return found as string
+    }, { timeout: 60_000, interval: 20 })
+    expect(demo.out()).not.toContain('kill -HUP')
+    demo.proc.kill('SIGKILL')
+    await expect.poll(() => demo.tree.filter((p) => commandOf(p) !== undefined).map(commandOf), { timeout: 20_000 }).toEqual([])
+    expect(existsSync(dirname(conf)), conf).toBe(false)
+  })
+})
