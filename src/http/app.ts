@@ -126,7 +126,7 @@ function createFastify (deps: AppDeps): FastifyInstance {
   // HTTPS speaks HTTP/2 and HTTP/1.1, chosen by ALPN: a browser holds its many event streams over
   // one HTTP/2 connection where HTTP/1.1 gives it six per origin. Typed as the HTTP/1 server the
   // gateway is written against: node:http2's compatibility API answers the same calls, and where
-  // it does not (a stream's connection), events.ts asks which one it has.
+  // it does not (a stream's connection), routes/events.ts asks which one it has.
   const transport: object = deps.https === undefined ? {} : { http2: true, https: { allowHTTP1: true, ...deps.https } }
   return Fastify({
     ...transport,
@@ -277,7 +277,7 @@ function heldPools (app: FastifyInstance, deps: AppDeps): { streams: Pool, waits
       }
     }
   })
-  // A stop answers the held waits at once, as at their end (the streams end in events.ts' own hook).
+  // A stop answers the held waits at once, as at their end (the streams end in routes/events.ts' own hook).
   app.addHook('preClose', async () => {
     for (const held of waits.holds()) held.end({ early: true })
   })
