@@ -1,6 +1,7 @@
 // Who may read the gateway (SPEC §9): one onRequest hook checks the bearer token of every route but
-// the open ones, and one onRoute hook puts the bearer scheme, 401 and 403 into each checked route's
-// OpenAPI entry. Routes added later (the events routes) are checked by default, not by remembering.
+// those that declare themselves open (`config: { open: true }`, in their own module under routes/),
+// and one onRoute hook puts the bearer scheme, 401 and 403 into each checked route's OpenAPI entry.
+// A route is checked unless it says otherwise, so that a new one cannot be left open by forgetting.
 // A token of some nodes that names none reads its own: the hook gives the query its nodes as
 // `node`, on every route whose query string takes `node`, so each route answers exactly what the
 // same question naming them would.
@@ -10,15 +11,15 @@ import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
-import { readParameters } from '../domain/wire/request.js'
+import { REALM, type Admission } from './admission.js'
 import { replyError } from './errors.js'
-import { PAGE_ASSETS } from './page.js'
-import { judgedByTheDomain, type TokenSelf } from './schemas.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Set by the access hook: what a token must allow to read this route; absent: the route is open. */
+    /** Declared by a route anyone may read without a token: the process's health, the documents, the page. */
+    open?: boolean
+    /** What a token must allow to read this route: declared by a route that reads no nodes (`metrics`, `self`), else set to `reader` by the access hook; absent: the route is open. */
     access?: 'reader' | 'metrics' | 'self'
   }
   interface FastifyRequest {
@@ -41,24 +42,12 @@ export function askedAs (request: FastifyRequest): string {
   return request.narrowedTo === undefined ? request.url : `${request.url}#${request.narrowedTo.join(',')}`
 }
 
-export const REALM = 'mesh-provisioner'
-
-export interface Admission {
-  sha256: string
-  reading: Reading
-}
-
 /** Why `tokens` (read again on SIGHUP) no longer allow what was admitted: the token is gone (401) or no longer reads it (403); undefined while they do. */
 export function refusalOf (admission: Admission, tokens: readonly Token[]): ProvisionerError | undefined {
   const token = tokens.find((t) => t.sha256 === admission.sha256)
   if (token === undefined) return new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows any more (the tokens file was read again); ask the operator for one')
   const why = forbidden(token, admission.reading)
   return why === undefined ? undefined : new ProvisionerError('FORBIDDEN', why)
-}
-
-/** The routes anyone may read: the process's health, the documents and the page that shows them. */
-function isOpen (url: string): boolean {
-  return url === '/healthz' || url === '/readyz' || url === '/openapi.json' || url === '/asyncapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/' || url.startsWith(PAGE_ASSETS)
 }
 
 /** Routes ending in /events: a browser's EventSource cannot set headers, so the query carries the token. */
@@ -73,12 +62,12 @@ export interface AccessDeps {
 }
 
 const MISSING = 'this route takes a bearer token: send Authorization: Bearer <token>'
-const example = (code: 'UNAUTHORIZED' | 'FORBIDDEN' | 'BAD_REQUEST', message: string | undefined) => new ProvisionerError(code, message ?? '').toBody()
+export const example = (code: 'UNAUTHORIZED' | 'FORBIDDEN' | 'BAD_REQUEST', message: string | undefined) => new ProvisionerError(code, message ?? '').toBody()
 const UNAUTHORIZED_EXAMPLE = example('UNAUTHORIZED', MISSING)
 const FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'ace', sha256: '', nodes: ['ace'], metrics: false }, { of: 'nodes', nodes: ['g14'] }))
 const METRICS_FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'console', sha256: '', nodes: '*', metrics: false }, { of: 'metrics' }))
 
-const refusedResponse = (description: string, example: unknown) => ({ description, content: { 'application/json': { schema: Type.Ref('ErrorBody'), example } } })
+export const refusedResponse = (description: string, example: unknown) => ({ description, content: { 'application/json': { schema: Type.Ref('ErrorBody'), example } } })
 
 /** A route of the registry: readable by every token. */
 function readsRegistry (request: FastifyRequest): boolean {
@@ -133,44 +122,52 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('token', undefined)
   app.decorateRequest('admitted', undefined)
   app.decorateRequest('narrowedTo', undefined)
+  app.addHook('onRoute', describeAccess)
+  if (deps.tokens !== undefined) app.addHook('onRequest', admission(deps.tokens, deps.metrics))
+}
 
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (isOpen(route.url) || methods.every((m) => m === 'OPTIONS')) {
-      // Said in the document too: these routes take no token.
-      if (route.schema !== undefined && route.schema.hide !== true) route.schema = { ...route.schema, security: [] }
-      return
-    }
-    const access = route.url === '/metrics' ? 'metrics' : route.url === SELF ? 'self' : 'reader'
-    route.config = { ...route.config, access }
-    if (route.schema === undefined || route.schema.hide === true) return
-    const scoped = access === 'metrics' || (access === 'reader' && !/^\/v1\/registry(\/|$)/.test(route.url))
-    route.schema = {
-      ...route.schema,
-      security: [{ bearer: [] }],
-      response: {
-        ...(route.schema.response as object | undefined),
-        401: refusedResponse(`No bearer token, or one the gateway does not know (\`WWW-Authenticate: Bearer realm="${REALM}"\`).`, UNAUTHORIZED_EXAMPLE),
-        ...(scoped
-          ? {
-              403: access === 'metrics'
-                ? refusedResponse('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
-                : refusedResponse('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
-            }
-          : {})
-      }
-    }
-  })
+/** Whether the route is open: it says so itself, or it is @fastify/cors' preflight route. */
+function isOpen (route: RouteOptions): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method]
+  return route.config?.open === true || methods.every((m) => m === 'OPTIONS')
+}
 
-  if (deps.tokens === undefined) return
-  const tokens = deps.tokens
+/** Gives a checked route what a token must allow to read it, and says in its OpenAPI entry whether it takes one and how it is refused. */
+function describeAccess (route: RouteOptions): void {
+  if (isOpen(route)) {
+    // Said in the document too: these routes take no token.
+    if (route.schema !== undefined && route.schema.hide !== true) route.schema = { ...route.schema, security: [] }
+    return
+  }
+  const access = route.config?.access ?? 'reader'
+  route.config = { ...route.config, access }
+  if (route.schema === undefined || route.schema.hide === true) return
+  const scoped = access === 'metrics' || (access === 'reader' && !/^\/v1\/registry(\/|$)/.test(route.url))
+  route.schema = {
+    ...route.schema,
+    security: [{ bearer: [] }],
+    response: {
+      ...(route.schema.response as object | undefined),
+      401: refusedResponse(`No bearer token, or one the gateway does not know (\`WWW-Authenticate: Bearer realm="${REALM}"\`).`, UNAUTHORIZED_EXAMPLE),
+      ...(scoped
+        ? {
+            403: access === 'metrics'
+              ? refusedResponse('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
+              : refusedResponse('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
+          }
+        : {})
+    }
+  }
+}
+
+/** The onRequest hook that checks a checked route's token against `tokens` now, and what it lets the request read. */
+function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics']) {
   const refuse = (reply: FastifyReply, reason: RefusalReason, error: ProvisionerError): FastifyReply => {
-    deps.metrics.refused(reason)
+    metrics.refused(reason)
     if (error.code === 'UNAUTHORIZED') reply.header('www-authenticate', `Bearer realm="${REALM}"`)
     return replyError(reply, error)
   }
-
-  app.addHook('onRequest', async (request, reply) => {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     // A CORS preflight carries no credentials by design: refusing it would stop the real request.
     if (request.method === 'OPTIONS' || request.routeOptions.config.access === undefined) return
     const given = presented(request)
@@ -191,37 +188,5 @@ export function registerAccess (app: FastifyInstance, deps: AccessDeps): void {
     const why = forbidden(token, reading)
     if (why !== undefined) return refuse(reply, 'forbidden', new ProvisionerError('FORBIDDEN', why))
     request.admitted = { sha256: token.sha256, reading }
-  })
-}
-
-const SELF = '/v1/token/self'
-const SELF_EXAMPLE: TokenSelf = { name: 'ace', nodes: ['ace', 'g14'], metrics: false }
-
-/** `GET /v1/token/self`: the token presented, as the console shows who it reads as. Never its digest. */
-export const tokenSelf = fp<{ open: boolean }>(async (app, { open }) => { registerTokenSelf(app, open) }, { name: 'token-self', fastify: '5.x', dependencies: ['access'], encapsulate: true })
-
-function registerTokenSelf (app: FastifyInstance, open: boolean): void {
-  const EVERYTHING: TokenSelf = { name: null, nodes: '*', metrics: true }
-  app.get(SELF, {
-    // Judged by the handler, naming the parameter, as every route's: a schema would drop it unseen.
-    validatorCompiler: judgedByTheDomain,
-    schema: {
-      tags: ['access'],
-      operationId: 'getTokenSelf',
-      summary: 'The token presented: its name, the nodes it reads, whether it reads /metrics.',
-      description: 'What the bearer token of this request may read, as the tokens file says (`nodes` in its order), never its digest. ' +
-        'A token of some nodes reads the registry and those nodes; asking without `node`, it gets them. ' +
-        `On a gateway without tokens: \`${JSON.stringify(EVERYTHING)}\`.`,
-      querystring: Type.Object({}, { additionalProperties: false }),
-      response: {
-        200: { description: 'The token.', content: { 'application/json': { schema: Type.Ref('TokenSelf'), example: SELF_EXAMPLE } } },
-        400: refusedResponse('A parameter: this route takes none.', example('BAD_REQUEST', `"node" is not a parameter of GET ${SELF}; it takes none`))
-      }
-    }
-  }, async (request, reply) => {
-    readParameters('registry', request.query as object, `GET ${SELF}`, [])
-    const token = request.token
-    const self: TokenSelf = open || token === undefined ? EVERYTHING : { name: token.name, nodes: token.nodes === '*' ? '*' : [...token.nodes], metrics: token.metrics }
-    return await reply.header('cache-control', 'no-store').send(self)
-  })
+  }
 }

@@ -10,20 +10,22 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { RegistryRun } from '../domain/wire/schemas.js'
 import type { Views } from '../domain/follow/views.js'
 import type { Metrics } from '../metrics.js'
-import { access, refusalOf, tokenSelf } from './access.js'
-import { registerDocs } from './docs.js'
+import { access, refusalOf } from './access.js'
 import { clientRefusal, fastifyRefusal, noRoute, quoted, rawResponse, refuseMethod, replyError } from './errors.js'
-import { events, type EventsOptions } from './events.js'
 import type { FollowedViews } from './stream-of-question.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { Pool } from './holds.js'
-import { operations } from './operations.js'
-import { registerPage } from './page.js'
 import { brokenEscape } from './query-string.js'
-import { routes } from './routes.js'
 import { unsent } from './unsent.js'
-import { overviewRoutes } from './overview-routes.js'
 import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
+import { documents } from './routes/documents.js'
+import { events } from './routes/events.js'
+import type { EventsOptions } from './streams.js'
+import { glance } from './routes/glance.js'
+import { operations } from './routes/operations.js'
+import { page } from './routes/page.js'
+import { provisioning } from './routes/provisioning.js'
+import { token } from './routes/token.js'
 import type { TlsPair } from './tls.js'
 import type { Token } from './tokens.js'
 
@@ -105,12 +107,13 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   await app.register(requestLine(deps.corsOrigins, refuseUnread))
   await app.register(access, { tokens: deps.tokens, metrics: deps.metrics })
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
-  registerDocs(app, deps.version)
-  registerPage(app)
+  // The resources' routes, one plugin each (routes/): the documents first, which see every route after them.
+  await app.register(documents, { version: deps.version })
+  await app.register(page)
   const { streams, waits } = heldPools(app, deps)
-  await app.register(routes, { ...deps, waits })
-  await app.register(overviewRoutes, { ...deps, waits })
-  await app.register(tokenSelf, { open: deps.tokens === undefined })
+  await app.register(provisioning, { ...deps, waits })
+  await app.register(glance, { ...deps, waits })
+  await app.register(token, { withoutTokens: deps.tokens === undefined })
   // A stream asks the views only this, beside Provisioning.
   const { views } = deps
   const followed: FollowedViews = { status: (what) => views.byWhat[what].status(), held: (what) => views.byWhat[what].read(), connected: () => views.connected() }
@@ -124,7 +127,7 @@ function createFastify (deps: AppDeps): FastifyInstance {
   // HTTPS speaks HTTP/2 and HTTP/1.1, chosen by ALPN: a browser holds its many event streams over
   // one HTTP/2 connection where HTTP/1.1 gives it six per origin. Typed as the HTTP/1 server the
   // gateway is written against: node:http2's compatibility API answers the same calls, and where
-  // it does not (a stream's connection), events.ts asks which one it has.
+  // it does not (a stream's connection), routes/events.ts asks which one it has.
   const transport: object = deps.https === undefined ? {} : { http2: true, https: { allowHTTP1: true, ...deps.https } }
   return Fastify({
     ...transport,
@@ -275,7 +278,7 @@ function heldPools (app: FastifyInstance, deps: AppDeps): { streams: Pool, waits
       }
     }
   })
-  // A stop answers the held waits at once, as at their end (the streams end in events.ts' own hook).
+  // A stop answers the held waits at once, as at their end (the streams end in routes/events.ts' own hook).
   app.addHook('preClose', async () => {
     for (const held of waits.holds()) held.end({ early: true })
   })

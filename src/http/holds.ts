@@ -8,7 +8,7 @@
 
 import type { FastifyRequest } from 'fastify'
 import { ProvisionerError } from '../domain/wire/errors.js'
-import type { Admission } from './access.js'
+import type { Admission } from './admission.js'
 
 /** Why a hold was ended early: another caller's share or the service's stop (answered as at its end), or the token no longer admitting it (the refusal to answer with). */
 export type EndedBy = { early: true } | { refused: ProvisionerError }

@@ -2,11 +2,12 @@
 // page (@fastify/swagger-ui, its assets served from the installed package, nothing fetched outside).
 
 import type { SwaggerOptions } from '@fastify/swagger'
-import { defined } from '../domain/defined.js'
+import { defined } from '../../domain/defined.js'
+import fp from 'fastify-plugin'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
-import { LICENSE } from '../version.js'
-import { asyncApiText } from './asyncapi-document.js'
-import { judgedByTheDomain, plainJson } from './schemas.js'
+import { LICENSE } from '../../version.js'
+import { asyncApiText } from '../asyncapi-document.js'
+import { judgedByTheDomain, plainJson } from '../schemas.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -94,7 +95,13 @@ async function generate (app: FastifyInstance, routes: readonly RouteOptions[], 
   }
 }
 
-export function registerDocs (app: FastifyInstance, version: string): void {
+/**
+ * The documents (/openapi.json, /asyncapi.json) and the Swagger UI (/docs), open to anyone. Not
+ * encapsulated: its onRoute hook sees every route the gateway registers after it, for the document.
+ */
+export const documents = fp<{ version: string }>(async (app, { version }) => { registerDocs(app, version) }, { name: 'documents', fastify: '5.x', dependencies: ['access'] })
+
+function registerDocs (app: FastifyInstance, version: string): void {
   // The document is generated on its first request: @fastify/swagger and its modules (a YAML
   // library among them), registered at start, held ~0.9 MB in every process, most of which never
   // serve it. What it would see of each route from here on is kept until then (HEAD twins, which
@@ -103,10 +110,10 @@ export function registerDocs (app: FastifyInstance, version: string): void {
   app.addHook('onRoute', (route) => { if (route.method !== 'HEAD') routes.push(route) })
   let document: Promise<object> | undefined
   app.decorate('openapi', async () => await (document ??= generate(app, routes, version)))
-  app.get('/openapi.json', { schema: { hide: true } }, async () => await app.openapi())
+  app.get('/openapi.json', { config: { open: true }, schema: { hide: true } }, async () => await app.openapi())
   // Built on its first request too: most processes never serve it.
   let asyncApi: string | undefined
-  app.get('/asyncapi.json', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/asyncapi.json', { config: { open: true }, schema: { hide: true } }, async (_request, reply) => {
     asyncApi ??= asyncApiText(version)
     return await reply.type('application/json; charset=utf-8').send(asyncApi)
   })
@@ -126,8 +133,8 @@ export function registerDocs (app: FastifyInstance, version: string): void {
     }
     return reply.code(answer.statusCode).send(answer.rawPayload)
   }
-  app.get('/docs', { schema: { hide: true } }, serveUi)
-  app.get('/docs/*', { schema: { hide: true } }, serveUi)
+  app.get('/docs', { config: { open: true }, schema: { hide: true } }, serveUi)
+  app.get('/docs/*', { config: { open: true }, schema: { hide: true } }, serveUi)
 }
 
 /** Headers of the UI's own answer that belong to its connection, not to the page. */

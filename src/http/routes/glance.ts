@@ -6,19 +6,19 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
-import { BUCKETS, WHATS, type What } from '../domain/wire/key-shapes.js'
-import { badRequest as badRequestOf } from '../domain/wire/errors.js'
-import { readOverviewParameters, readParameters, readRequest, type OverviewQuery } from '../domain/wire/request.js'
-import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../domain/wire/schemas.js'
-import { RecentlyUsed } from '../domain/answers/recently-used.js'
-import { Answer, questionBytes } from '../domain/answers/provisioning.js'
-import { askedAs } from './access.js'
-import { etagOf, sendAnswer } from './answer.js'
-import { refusal } from './examples.js'
-import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from './overview-examples.js'
-import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from './routes.js'
-import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from './schemas.js'
-import { hold, needsWhat, readWait } from './wait.js'
+import { BUCKETS, WHATS, type What } from '../../domain/wire/key-shapes.js'
+import { badRequest as badRequestOf } from '../../domain/wire/errors.js'
+import { readOverviewParameters, readParameters, readRequest, type OverviewQuery } from '../../domain/wire/request.js'
+import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../../domain/wire/schemas.js'
+import { RecentlyUsed } from '../../domain/answers/recently-used.js'
+import { Answer, questionBytes } from '../../domain/answers/provisioning.js'
+import { askedAs } from '../access.js'
+import { etagOf, sendAnswer } from '../answer.js'
+import { refusal } from '../examples.js'
+import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from '../overview-examples.js'
+import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from '../responses.js'
+import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from '../schemas.js'
+import { hold, needsWhat, readWait } from '../wait.js'
 
 /** A route's question, read once per URL, and the ETag of the tag it last answered. */
 interface Asked {
@@ -60,7 +60,7 @@ const OVERVIEW_ABOUT: Record<Overview, { summary: string, description: string, p
 type Obtain = (url: string, maxBytes: number, ask: () => Asked) => Asked
 
 /** Facets, nodes and modules, a plugin of their own (their question cache is theirs). */
-export const overviewRoutes = fp<RouteDeps>(async (app, deps) => { registerOverviewRoutes(app, deps) }, { name: 'overview-routes', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+export const glance = fp<RouteDeps>(async (app, deps) => { registerOverviewRoutes(app, deps) }, { name: 'glance', fastify: '5.x', dependencies: ['access'], encapsulate: true })
 
 function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()

@@ -1,46 +1,31 @@
 // The change feed of SPEC §8 as Server-Sent Events: `GET /v1/{what}/events?<filters>`, its schema
 // and its prose, and the live rows of the mesh at a glance (`GET /v1/nodes/events`,
-// `GET /v1/modules/events`, docs/glance.md) on the same streams, bounds and shares. The framing is
-// sse.ts'; following the question, stream-of-question.ts' (the rows' source is row-source.ts).
+// `GET /v1/modules/events`, docs/glance.md) on the same streams, bounds and shares. Opening a
+// stream is streams.ts'; the framing, sse.ts'; following the question, stream-of-question.ts' (the
+// rows' source is row-source.ts).
 
-import type { Socket } from 'node:net'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
-import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { badRequest, ProvisionerError } from '../domain/wire/errors.js'
-import type { Provisioning } from '../domain/answers/provisioning.js'
-import { readOverviewParameters, readParameters, type OverviewQuery, type Query } from '../domain/wire/request.js'
-import { NARROWED_BY, OVERVIEWS, type Overview } from '../domain/wire/schemas.js'
-import type { Metrics } from '../metrics.js'
-import { replyError } from './errors.js'
-import { judgedByTheDomain, parameterOf } from './schemas.js'
-import { INTERNAL_EXAMPLE, refusal } from './examples.js'
-import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
-import { Frames, RETRY_MS, Sse, type EventType } from './sse.js'
-import { SharedReads, StreamFollower, StreamOfQuestion, type FollowedViews, type StreamSource } from './stream-of-question.js'
-import { RowSource } from './row-source.js'
+import { BUCKETS, WHATS, shapeOf, type What } from '../../domain/wire/key-shapes.js'
+import { badRequest, ProvisionerError } from '../../domain/wire/errors.js'
+import type { Provisioning } from '../../domain/answers/provisioning.js'
+import { readOverviewParameters, readParameters, type OverviewQuery, type Query } from '../../domain/wire/request.js'
+import { NARROWED_BY, OVERVIEWS, type Overview } from '../../domain/wire/schemas.js'
+import { judgedByTheDomain, parameterOf } from '../schemas.js'
+import { INTERNAL_EXAMPLE, refusal } from '../examples.js'
+import { RETRY_AFTER_S } from '../holds.js'
+import { RETRY_MS, type EventType } from '../sse.js'
+import { StreamFollower, StreamOfQuestion, type FollowedViews, type StreamSource } from '../stream-of-question.js'
+import { RowSource } from '../row-source.js'
+import { openStream, streamGateway, type StreamsDeps } from '../streams.js'
 
-export interface EventsOptions {
-  /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After, shared fairly between callers (holds.ts). */
-  maxStreams?: number
-  /** How often an idle stream sends a comment line to keep proxies from closing it (ms). */
-  heartbeatMs?: number
-  /** How long a stream's unsent bytes may wait for its reader before the stream is ended (ms). */
-  stallMs?: number
-}
-
-export interface EventsDeps extends Omit<EventsOptions, 'maxStreams'> {
+export interface EventsDeps extends StreamsDeps {
   provisioning: Provisioning
   /** What a stream asks of the views beside Provisioning. */
   views: FollowedViews
-  metrics: Metrics
-  /** The open streams' pool (HTTP_MAX_STREAMS). */
-  streams: Pool
 }
 
-const HEARTBEAT_MS = 15_000
-const STALL_MS = 30_000
 /** The parameters a stream takes beside its filters. */
 const STREAM_PARAMETERS = ['lastEventId', 'access_token']
 /** The list route's parameters that a stream does not take. */
@@ -113,30 +98,8 @@ function streamQuerystring (what: What | Overview) {
 /** The event streams, a plugin of their own: their streams, hooks and shared reads are theirs. */
 export const events = fp<EventsDeps>(async (app, deps) => { registerEvents(app, deps) }, { name: 'events', fastify: '5.x', dependencies: ['access'], encapsulate: true })
 
-/** What the streams of one gateway share: an event framed once, changes read once, and the open streams a stop ends. */
-interface Gateway {
-  readonly deps: EventsDeps
-  readonly open: Set<Sse>
-  readonly frames: Frames
-  readonly reads: SharedReads
-  readonly heartbeatMs: number
-  readonly stallMs: number
-}
-
 function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
-  const gateway: Gateway = { deps, open: new Set(), frames: new Frames(), reads: new SharedReads(), heartbeatMs: deps.heartbeatMs ?? HEARTBEAT_MS, stallMs: deps.stallMs ?? STALL_MS }
-  // What would keep the server's close waiting: streams, which never end by themselves, and
-  // connections that never sent a byte (a client's spare or a browser's preconnect), which Node
-  // counts as awaiting a request rather than idle until its headers timeout, long after a stop.
-  const connections = new Set<Socket>()
-  app.server.on('connection', (socket: Socket) => {
-    connections.add(socket)
-    socket.once('close', () => connections.delete(socket))
-  })
-  app.addHook('preClose', async () => {
-    for (const sse of gateway.open) sse.end()
-    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
-  })
+  const gateway = streamGateway(app, deps)
   for (const what of WHATS) {
     app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => {
       const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
@@ -149,60 +112,6 @@ function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
       const source: StreamSource = new RowSource(deps, query)
       await openStream(gateway, request, reply, (sse) => new StreamFollower(source, gateway.reads, sse, resume))
     })
-  }
-}
-
-/** Opens one stream for the request, within the pool's bounds, and follows what `follower` follows until it closes. */
-async function openStream (gateway: Gateway, request: FastifyRequest, reply: FastifyReply, follower: (sse: Sse) => StreamFollower): Promise<void> {
-  const { deps, open, frames, heartbeatMs, stallMs } = gateway
-  let sse: Sse | undefined
-  // Ended early (another caller's share, or its token gone on SIGHUP), a stream's EventSource
-  // comes back and meets the rule or the new tokens: 503, 401 or 403.
-  const held: Hold = { caller: callerOf(request), admitted: request.admitted, end: () => sse?.end() }
-  const full = deps.streams.admit(held, request.method === 'HEAD')
-  if (full !== undefined) {
-    reply.header('retry-after', String(RETRY_AFTER_S))
-    replyError(reply, full)
-    return
-  }
-  if (request.method === 'HEAD') {
-    // Only the headers a stream would have: a HEAD request must not hold a stream open.
-    reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache').send()
-    return
-  }
-  reply.hijack()
-  const raw = reply.raw
-  // The headers set so far (CORS, request id, helmet's) go out with the stream's own.
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value)
-  raw.setHeader('content-type', 'text/event-stream; charset=utf-8')
-  raw.setHeader('cache-control', 'no-cache')
-  raw.setHeader('x-accel-buffering', 'no')
-  // Over HTTP/1.1 a stream's connection is never used again: closed with it, the service's stop
-  // need not wait for it to idle. HTTP/2 forbids the header: its streams share a connection.
-  const ownsConnection = request.raw.httpVersionMajor < 2
-  if (ownsConnection) {
-    raw.setHeader('connection', 'close')
-    // The body ends with its connection (RFC 9112 §6.3), so an event is one write with no chunk
-    // framing: a put reaches a thousand streams, and its framing cost a quarter of their writes.
-    raw.removeHeader('transfer-encoding')
-  }
-  raw.writeHead(200)
-  const stream = sse = new Sse(raw, ownsConnection, stallMs, frames, (type) => deps.metrics.eventSent(type))
-  open.add(stream)
-  deps.metrics.streamOpened()
-  const heartbeat = setInterval(() => stream.heartbeat(), heartbeatMs)
-  void stream.closed.then(() => {
-    clearInterval(heartbeat)
-    open.delete(stream)
-    deps.streams.release(held)
-    deps.metrics.streamClosed()
-  })
-  stream.retry()
-  try {
-    await follower(stream).run()
-  } catch (err) {
-    request.log.error({ err }, 'an event stream failed; ending it (the client resumes from its last id)')
-    stream.end()
   }
 }
 

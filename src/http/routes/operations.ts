@@ -3,26 +3,14 @@
 
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type, type Static } from 'typebox'
-import type { RegistryRun } from '../domain/wire/schemas.js'
-import type { Views } from '../domain/follow/views.js'
-import type { Metrics } from '../metrics.js'
-import { Health, type Readiness, type VerbState } from './schemas.js'
+import { Type } from 'typebox'
+import type { Metrics } from '../../metrics.js'
+import { readiness, type ReadinessDeps } from '../readiness.js'
+import { Health } from '../schemas.js'
 
-export interface OperationsDeps {
-  views: Views
-  writer: { readonly last: RegistryRun | undefined }
+export interface OperationsDeps extends ReadinessDeps {
   metrics: Metrics
   version: string
-  verb: () => VerbState
-}
-
-/** Ready when connected, every view is live or its bucket known absent (SPEC §5), and the verb served. */
-export function readiness ({ views, writer, verb }: Pick<OperationsDeps, 'views' | 'writer' | 'verb'>): Static<typeof Readiness> {
-  const buckets = views.status()
-  const connected = views.connected()
-  const served = verb()
-  return { ready: connected && views.settled() && served === 'serving', connected, server: views.server(), verb: served, buckets, registryWriter: writer.last ?? null }
 }
 
 /** What even a probe can meet: a request the gateway cannot read. */
@@ -36,6 +24,7 @@ export const operations = fp<OperationsDeps>(async (app, deps) => { registerOper
 
 function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
   app.get('/healthz', {
+    config: { open: true },
     schema: {
       tags: ['operations'],
       operationId: 'health',
@@ -49,6 +38,7 @@ function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
   })
 
   app.get('/readyz', {
+    config: { open: true },
     schema: {
       tags: ['operations'],
       operationId: 'readiness',
@@ -68,6 +58,8 @@ function registerOperations (app: FastifyInstance, deps: OperationsDeps): void {
   })
 
   app.get('/metrics', {
+    // Read by the scraper's token alone (`"metrics": true`).
+    config: { access: 'metrics' },
     schema: {
       tags: ['operations'],
       operationId: 'metrics',

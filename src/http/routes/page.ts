@@ -5,10 +5,8 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { namesEtag } from './answer.js'
-
-/** Where the page's assets are asked for (open like the page: access.ts). */
-export const PAGE_ASSETS = '/page/'
+import fp from 'fastify-plugin'
+import { namesEtag } from '../answer.js'
 
 /** The files served, by name, with their type: nothing else of the folder is (a test, a declaration). */
 const FILES: Record<string, string> = {
@@ -29,9 +27,12 @@ const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect
 
 interface Served { bytes: Buffer, etag: string, type: string }
 
+/** The page and its assets, open to anyone: the page asks for a token itself, for the routes it reads. */
+export const page = fp(async (app) => { registerPage(app) }, { name: 'page', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+
 /** Serves `/` and the page's assets; each file is read on its first request and kept (the folder's few KB). */
-export function registerPage (app: FastifyInstance): void {
-  const folder = new URL('./page/', import.meta.url)
+function registerPage (app: FastifyInstance): void {
+  const folder = new URL('../page/', import.meta.url)
   const served = new Map<string, Promise<Served>>()
   const read = async (name: string, type: string): Promise<Served> => {
     const bytes = await readFile(new URL(name, folder))
@@ -59,6 +60,6 @@ export function registerPage (app: FastifyInstance): void {
     }
     return await reply.type(type).send(bytes)
   }
-  app.get('/', { schema: { hide: true } }, async (request, reply) => await send('index.html', request, reply))
-  app.get(`${PAGE_ASSETS}:file`, { schema: { hide: true } }, async (request, reply) => await send((request.params as { file: string }).file, request, reply))
+  app.get('/', { config: { open: true }, schema: { hide: true } }, async (request, reply) => await send('index.html', request, reply))
+  app.get('/page/:file', { config: { open: true }, schema: { hide: true } }, async (request, reply) => await send((request.params as { file: string }).file, request, reply))
 }

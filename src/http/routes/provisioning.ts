@@ -5,24 +5,18 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
-import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../domain/wire/key-shapes.js'
-import { badRequest as badRequestOf } from '../domain/wire/errors.js'
-import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
-import { RecentlyUsed } from '../domain/answers/recently-used.js'
-import { readParameters, readQuery } from '../domain/wire/request.js'
-import { Answers, MAX_LIMIT } from '../domain/wire/schemas.js'
-import { askedAs } from './access.js'
-import { etagOf, sendAnswer } from './answer.js'
-import { ANSWER_EXAMPLES, BUCKET_MISSING_EXAMPLE, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, INTERNAL_EXAMPLE, NOT_FOUND_EXAMPLES, refusal } from './examples.js'
-import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from './schemas.js'
-import { hold, MAX_WAIT_MS, needsWhat, readWait, type WaitDeps, type Waiting } from './wait.js'
-import { defined } from '../domain/defined.js'
-
-export interface RouteDeps extends WaitDeps {
-  provisioning: Provisioning
-  /** The most bytes one answer may take: the bus's max payload, so both faces cut alike. */
-  maxAnswerBytes: () => number
-}
+import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../../domain/wire/key-shapes.js'
+import { badRequest as badRequestOf } from '../../domain/wire/errors.js'
+import { questionBytes, type Question } from '../../domain/answers/provisioning.js'
+import { RecentlyUsed } from '../../domain/answers/recently-used.js'
+import { readParameters, readQuery } from '../../domain/wire/request.js'
+import { Answers, MAX_LIMIT } from '../../domain/wire/schemas.js'
+import { askedAs } from '../access.js'
+import { etagOf, sendAnswer } from '../answer.js'
+import { ANSWER_EXAMPLES, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, NOT_FOUND_EXAMPLES, refusal } from '../examples.js'
+import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from '../responses.js'
+import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from '../schemas.js'
+import { hold, MAX_WAIT_MS, needsWhat, readWait, type Waiting } from '../wait.js'
 
 const ABOUT: Record<What, string> = {
   registry: 'Which domain answers which kind of placeholder, and where a client finds the values.',
@@ -30,28 +24,6 @@ const ABOUT: Record<What, string> = {
   applied: 'What is applied on each node, per module.',
   collect: 'The items each contributor adds to each collection on each node (e.g. shell:zsh:normal).'
 }
-
-/** Headers every answer carries, for the OpenAPI document. */
-export const ANSWER_HEADERS = {
-  ETag: Type.String({ description: "A strong validator of the answer's bytes; send it in If-None-Match to get 304 while nothing changed." }),
-  'Cache-Control': Type.String({ description: '`no-cache`: keep the answer, but ask again with If-None-Match before using it.' })
-}
-
-/** A JSON response of a shared schema, with one example, described for the OpenAPI document. */
-export function json (description: string, $id: string, example: unknown, headers?: typeof ANSWER_HEADERS) {
-  return { description, ...defined({ headers }), content: { 'application/json': { schema: Type.Ref($id), example } } }
-}
-
-export const refused = (description: string, example: unknown) => json(description, 'ErrorBody', example)
-
-export const badRequest = (example: unknown) => refused('A parameter that the route does not take, or a value that will not do; the message names it and what would have worked.', example)
-
-export const errorResponses = {
-  500: refused('The service failed to answer; the fault is logged.', INTERNAL_EXAMPLE),
-  503: refused('The bucket is missing (it is served as soon as it appears) or still loading; or, with `wait`, this instance holds as many requests as HTTP_MAX_WAITS allows and this caller its even share of them (then `Retry-After` says when to try again).', BUCKET_MISSING_EXAMPLE)
-}
-
-export const notModified = { type: 'null', description: 'Not modified: the answer still has the ETag named in If-None-Match.', headers: ANSWER_HEADERS }
 
 /** A list route's question as read from one URL, and the ETag of the tag it last answered. */
 interface Asked {
@@ -68,7 +40,7 @@ function etagNow (asked: Asked, maxBytes: number): string {
 }
 
 /** The lists and one-entry routes, a plugin of their own (their question cache is theirs). */
-export const routes = fp<RouteDeps>(async (app, deps) => { registerRoutes(app, deps) }, { name: 'routes', fastify: '5.x', dependencies: ['access'], encapsulate: true })
+export const provisioning = fp<RouteDeps>(async (app, deps) => { registerRoutes(app, deps) }, { name: 'provisioning', fastify: '5.x', dependencies: ['access'], encapsulate: true })
 
 function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
