@@ -304,29 +304,6 @@ export class BucketFollower {
   private async follow (contents: Contents, from: number | undefined, endsAt: number, onePerKey: boolean, counted: boolean): Promise<void> {
     const follow: Follow = { contents, feed: undefined, catchingUp: from !== undefined, lagging: false, lastCheck: undefined, ended: false, reread: undefined, counted }
     this.current = follow
-    const ready = (): void => {
-      // A read that went idle before the revision the stream held at its start: on a server that
-      // loses deliveries on a purge, one during the read may have moved it past the rest, so it is
-      // read again; a read again that stops at the same place found messages removed, not skipped.
-      const short = contents.revision < endsAt && this.shortOf !== endsAt
-      this.shortOf = short ? endsAt : undefined
-      if (short && this.readAgain(follow, (server) => `was read up to revision ${contents.revision} of the ${endsAt} it held on nats-server ${server}`)) return
-      if (!contents.indexed) contents.buildIndexes()
-      const old = this.serving
-      if (old !== undefined && old !== contents && old.generation === contents.generation) {
-        contents.expireBefore(old.expiredBefore, old.expiredBecause)
-        const defect = purgeDefect(this.nc.info?.version)
-        const known = defect === undefined ? '' : ` (nats-server ${defect.server} loses deliveries on a purge: see /readyz)`
-        this.expire(contents, lostBy(old, contents), `read bucket ${this.bucket} again and found changes up to that revision that had not been delivered to it${known}`)
-        this.unmet = this.meetLater(old, contents)
-      } else if (old !== contents) {
-        this.unmet = undefined
-      }
-      this.serving = contents
-      follow.catchingUp = false
-      this.signalState()
-      this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
-    }
     const feed = new KvFeed({
       nc: this.nc,
       jsm: this.jsm,
@@ -345,7 +322,7 @@ export class BucketFollower {
       },
       endsAt,
       heartbeatMs: this.heartbeatMs,
-      onInitialized: ready,
+      onInitialized: () => { this.ready(follow, from, endsAt) },
       onRecreate: (why, seq) => { this.log.info({ bucket: this.bucket, from: seq }, 'feed consumer created again: %s', why) }
     })
     follow.feed = feed
@@ -367,6 +344,32 @@ export class BucketFollower {
       clearInterval(check)
       follow.ended = true
     }
+  }
+
+  /** The feed has delivered what the bucket held at its start: the contents serve from now on, or the bucket is read again. */
+  private ready (follow: Follow, from: number | undefined, endsAt: number): void {
+    const contents = follow.contents
+    // A read that went idle before the revision the stream held at its start: on a server that
+    // loses deliveries on a purge, one during the read may have moved it past the rest, so it is
+    // read again; a read again that stops at the same place found messages removed, not skipped.
+    const short = contents.revision < endsAt && this.shortOf !== endsAt
+    this.shortOf = short ? endsAt : undefined
+    if (short && this.readAgain(follow, (server) => `was read up to revision ${contents.revision} of the ${endsAt} it held on nats-server ${server}`)) return
+    if (!contents.indexed) contents.buildIndexes()
+    const old = this.serving
+    if (old !== undefined && old !== contents && old.generation === contents.generation) {
+      contents.expireBefore(old.expiredBefore, old.expiredBecause)
+      const defect = purgeDefect(this.nc.info?.version)
+      const known = defect === undefined ? '' : ` (nats-server ${defect.server} loses deliveries on a purge: see /readyz)`
+      this.expire(contents, lostBy(old, contents), `read bucket ${this.bucket} again and found changes up to that revision that had not been delivered to it${known}`)
+      this.unmet = this.meetLater(old, contents)
+    } else if (old !== contents) {
+      this.unmet = undefined
+    }
+    this.serving = contents
+    follow.catchingUp = false
+    this.signalState()
+    this.log.info({ bucket: this.bucket, revision: contents.revision, keys: contents.entries.size, outOfShape: contents.outOfShape.size }, from === undefined ? 'view live' : 'view caught up')
   }
 
   /** Refuses the cursors of `contents` before `revision`, saying `why`, and says so in the log. */
