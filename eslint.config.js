@@ -11,6 +11,15 @@ export default [
     }
   },
   {
+    // A function a reader takes in whole: one longer than a screen is cut into named steps.
+    // request.ts's readRequest is not cut yet: it is the one file left out.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/domain/wire/request.ts'],
+    rules: {
+      'max-lines-per-function': ['error', 60]
+    }
+  },
+  {
     // The page at GET / runs in a browser: the names of the browser it uses.
     files: ['src/http/page/**/*.js'],
     languageOptions: {
