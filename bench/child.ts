@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { NODE_FLAGS } from '../testkit/start-command.js'
 import type { FromChild, ToChild } from './serve.js'
 import type { BusLoad, BusLoadResult } from './bus-load.js'
+import type { HttpLoad, HttpLoadResult } from './http-load.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const out = join(root, '.bench-tmp', 'js', 'bench')
@@ -29,7 +30,7 @@ export async function compileChildren (): Promise<void> {
   await copyFile(join(root, 'package.json'), join(out, '..', 'package.json'))
 }
 
-type Message = FromChild | BusLoadResult
+type Message = FromChild | BusLoadResult | HttpLoadResult
 
 export class Child {
   private readonly queue: Message[] = []
@@ -42,7 +43,7 @@ export class Child {
     this.exited = new Promise((resolve) => proc.once('exit', (code) => { this.exitCode = code; this.waiter?.(); resolve() }))
   }
 
-  static start (script: 'serve' | 'bus-load', args: string[], env: Record<string, string> = {}): Child {
+  static start (script: 'serve' | 'bus-load' | 'http-load', args: string[], env: Record<string, string> = {}): Child {
     // The service runs with the node flags of `npm start`. BENCH_CPU_PROF=<dir>: every child writes
     // a CPU profile there when it ends. BENCH_NODE_ARGS: more flags for every child (`--trace-gc`,
     // which NODE_OPTIONS refuses); BENCH_SERVICE_ARGS: for the service alone (the last of a flag wins).
@@ -60,7 +61,7 @@ export class Child {
     return (Number(fields[11]) + Number(fields[12])) * 10_000
   }
 
-  send (msg: ToChild | BusLoad): void {
+  send (msg: ToChild | BusLoad | HttpLoad): void {
     this.proc.send(msg)
   }
 
@@ -80,6 +81,17 @@ export class Child {
     const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000)
     await this.exited
     clearTimeout(timer)
+  }
+}
+
+/** One HTTP load run over many paths from its own process. */
+export async function httpLoadOf (job: HttpLoad): Promise<HttpLoadResult> {
+  const child = Child.start('http-load', [])
+  child.send(job)
+  try {
+    return await child.next('http-load')
+  } finally {
+    await child.exited
   }
 }
 

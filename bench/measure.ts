@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util'
 import { request } from 'undici'
 import { NatsServer } from '../testkit/nats-server.js'
 import type { Memory } from './serve.js'
-import { busLoad, Child } from './child.js'
+import { busLoad, Child, httpLoadOf } from './child.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -37,7 +37,7 @@ export const noisyRounds = smallRun ? rounds : rounds + 2
 /** Event streams open at once on one node's filter (HTTP_MAX_STREAMS allows 1000 by default). */
 export const streamCount = Number(args.streams ?? (smallRun ? 20 : 1000))
 /** Which groups of rows to measure (`--only cold,memory`): a focused run while working on one goal. */
-export const GROUPS = ['http', 'bus', 'latency', 'cold', 'scale', 'since', 'visible', 'streams', 'memory', 'huge', 'sweep', 'overview', 'h2'] as const
+export const GROUPS = ['http', 'bus', 'latency', 'h2', 'distinct', 'cold', 'scale', 'since', 'visible', 'streams', 'live', 'held', 'overview', 'sweep', 'memory', 'huge'] as const
 export type Group = typeof GROUPS[number]
 const only = new Set(args.only?.split(',') ?? GROUPS)
 for (const g of only) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only takes groups among ${GROUPS.join(', ')}; not ${g}`)
@@ -88,13 +88,21 @@ export async function startServiceChild (server: NatsServer, env: Record<string,
   return { child, ready: await child.next('ready') }
 }
 
-/** Logs the CPU a request cost `child` since `before` (its cpuMicros then), over `requests` answered. */
-function logCpu (child: Child, before: number, requests: number): void {
-  log(`${child.name}: ${((child.cpuMicros() - before) / requests).toFixed(1)} µs of CPU a request`)
+/**
+ * The CPU a request cost `child` since `before` (its cpuMicros then), over `requests` answered:
+ * logged, and kept in `into` when given (the rows `CPU a request, …` are medians of these).
+ */
+function cpuOf (child: Child, before: number, requests: number, into?: number[]): void {
+  const micros = (child.cpuMicros() - before) / requests
+  log(`${child.name}: ${micros.toFixed(1)} µs of CPU a request`)
+  into?.push(micros)
 }
 
-/** req/s of `url` under load; logs the CPU a request cost `server` (a process stuck in a slower mode shows there first). */
-export async function httpLoad (url: string, server: Child): Promise<number> {
+/** The CPU a request of each side of a throughput row, one figure a counted round. */
+export interface CpuRounds { service: number[], floor: number[] }
+
+/** req/s of `url` under load; the CPU a request cost `server` goes to `cpu` (a process stuck in a slower mode shows there first). */
+export async function httpLoad (url: string, server: Child, cpu?: number[]): Promise<number> {
   const cpuBefore = server.cpuMicros()
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
   // autocannon counts whole seconds; a smoke run skips the warmup.
@@ -110,18 +118,27 @@ export async function httpLoad (url: string, server: Child): Promise<number> {
   // With --warmup, autocannon prints the warmup's result first: the run's is the last line.
   const runs = out.trim().split('\n').map((line) => JSON.parse(line) as { requests: { average: number, total: number }, non2xx: number, errors: number })
   const r = runs.at(-1) as typeof runs[number]
-  logCpu(server, cpuBefore, runs.reduce((sum, run) => sum + run.requests.total, 0))
+  cpuOf(server, cpuBefore, runs.reduce((sum, run) => sum + run.requests.total, 0), cpu)
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
   return r.requests.average
 }
 
-/** req/s of `subject` under load from a process of its own; with `answering`, logs the CPU a request cost it, as httpLoad does. */
-export async function busRate (server: NatsServer, subject: string, payload: string | string[], answering?: Child): Promise<number> {
+/** req/s of `paths` of `origin` asked in turn under load; the CPU a request cost `server` goes to `cpu`, as httpLoad's. */
+export async function httpLoadPaths (origin: string, paths: string[], server: Child, cpu?: number[]): Promise<number> {
+  const cpuBefore = server.cpuMicros()
+  const r = await httpLoadOf({ type: 'http-load', origin, paths, connections: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
+  cpuOf(server, cpuBefore, r.requests, cpu)
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${origin}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load over ${paths.length} paths`)
+  return r.rps
+}
+
+/** req/s of `subject` under load from a process of its own; with `answering`, the CPU a request cost it, as httpLoad gives. */
+export async function busRate (server: NatsServer, subject: string, payload: string | string[], answering?: Child, cpu?: number[]): Promise<number> {
   const cpuBefore = answering?.cpuMicros() ?? 0
   const r = await busLoad(adminEnv(server), { subject, payloads: Array.isArray(payload) ? payload : [payload], inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
   if (r.errors > 0) throw new Error(`${subject}: ${r.errors} error replies under load`)
   // The warm-up's requests are not counted: taken at the run's pace, as the CPU covers them too.
-  if (answering !== undefined) logCpu(answering, cpuBefore, r.rps * seconds * 1.2)
+  if (answering !== undefined) cpuOf(answering, cpuBefore, r.rps * seconds * 1.2, cpu)
   return r.rps
 }
 

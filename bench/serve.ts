@@ -1,7 +1,7 @@
 // A process of its own for each thing measured, so that no figure pays for the bench's memory or
 // event loop: `service` (the whole service), `floor` (bare fastify and bare micro replying fixed
 // bytes, over HTTP/1.1 or HTTP/2 with TLS), `bare` (a fastify listening and a nats.js connection,
-// nothing else: what any such process holds), `watch` (raw kv.watch load of the four buckets) and
+// nothing else: what any such process holds), `console` (a browser asking one URL during a sweep), `watch` (raw kv.watch load of the four buckets) and
 // `consume` (a raw ordered consumer of each bucket read whole, then following it), `probe` (another
 // node's client putting one key and asking for it, during a sweep). Talks to the
 // bench over IPC.
@@ -20,6 +20,10 @@ export type ToChild =
   | { type: 'answer', subject: string }
   | { type: 'probe', key: string, node: string, subject: string }
   | { type: 'enough' }
+  /** The floor: fetch and store the service's answer at each path of `origin`. */
+  | { type: 'paths', origin: string, paths: string[] }
+  /** A console asking `url` one request at a time until `enough`. */
+  | { type: 'console', url: string }
 export type FromChild =
   | { type: 'ready', coldMs: number, url: string }
   | { type: 'floor', url: string }
@@ -31,6 +35,9 @@ export type FromChild =
   | { type: 'probing' }
   /** Each put → visible of the probe key, and each put → its ack, in ms. */
   | { type: 'probed', visible: number[], acked: number[] }
+  | { type: 'paths', stored: number }
+  /** Each answer's time, in ms. */
+  | { type: 'asked', times: number[] }
 
 /** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
 const env = process.env
@@ -91,14 +98,43 @@ async function service (): Promise<void> {
   })
 }
 
+/** What the floor answers at a path: the bytes and headers the service answered there, stored. */
+interface Stored { bytes: Buffer, headers: Record<string, string> }
+
+/** The service's answer at `url`, as the floor stores it (headers of the connection left out, as httpBody does). */
+async function stored (url: string): Promise<Stored> {
+  const r = await fetch(url)
+  if (r.status !== 200) throw new Error(`GET ${url} answers ${r.status}`)
+  const headers: Record<string, string> = {}
+  r.headers.forEach((value, name) => { if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) headers[name] = value })
+  return { bytes: Buffer.from(await r.arrayBuffer()), headers }
+}
+
+/**
+ * Bare fastify and a bare micro endpoint answering stored bytes, as the service answers its
+ * encoded answers (a string body would be encoded at every request: a weaker floor). `/floor`
+ * answers the one answer it is sent; any other path the answer the service gave there, once the
+ * bench has sent the paths (`paths`): the floor of the rows that ask many questions.
+ */
 async function floor (): Promise<void> {
+  const byPath = new Map<string, Stored>()
   onMessage(async (msg) => {
     // Without its own answer to stop, the floor ran until the bench's 10 s SIGKILL at every run's end.
     if (msg.type === 'stop') process.exit(0)
+    if (msg.type === 'paths') {
+      for (const path of msg.paths) byPath.set(path, await stored(`${msg.origin}${path}`))
+      send({ type: 'paths', stored: byPath.size })
+      return
+    }
     if (msg.type !== 'floor') return
     // With TLS the floor speaks HTTP/2 (and HTTP/1.1 by ALPN), as the gateway does.
     const app = (msg.tls === undefined ? Fastify() : Fastify({ http2: true, https: { allowHTTP1: true, cert: msg.tls.cert, key: msg.tls.key } })) as unknown as FastifyInstance
-    app.get('/floor', async (_req, reply) => await reply.headers(msg.headers).send(msg.body))
+    const one = Buffer.from(msg.body)
+    app.get('/floor', async (_req, reply) => await reply.headers(msg.headers).send(one))
+    app.get('/*', async (req, reply) => {
+      const answer = byPath.get(req.url)
+      return answer === undefined ? await reply.code(404).send() : await reply.headers(answer.headers).send(answer.bytes)
+    })
     const url = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('http://', msg.tls === undefined ? 'http://' : 'https://')
     const nc = await connect(natsOptions)
     const bytes = new TextEncoder().encode(msg.body)
@@ -240,7 +276,31 @@ async function probe (): Promise<void> {
   })
 }
 
-const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch, consume, probe }
+/**
+ * A console during a sweep, in a process of its own as a browser would be: asks one URL over HTTP
+ * one request at a time until told enough (once at least), and says each answer's time.
+ */
+async function console_ (): Promise<void> {
+  const told = { enough: false }
+  onMessage(async (msg) => {
+    if (msg.type === 'stop') process.exit(0)
+    if (msg.type === 'enough') told.enough = true
+    if (msg.type !== 'console') return
+    told.enough = false
+    const times: number[] = []
+    for (let i = 0; i === 0 || !told.enough; i++) {
+      const started = performance.now()
+      const r = await fetch(msg.url)
+      await r.arrayBuffer()
+      if (r.status !== 200) throw new Error(`GET ${msg.url} answers ${r.status} during the sweep`)
+      times.push(performance.now() - started)
+    }
+    send({ type: 'asked', times })
+  })
+  send({ type: 'probing' })
+}
+
+const modes: Record<string, () => Promise<void>> = { service, floor, bare, watch, consume, probe, console: console_ }
 const mode = modes[process.argv[2] ?? '']
 if (!mode) throw new Error(`serve.ts takes one of ${Object.keys(modes).join(', ')}`)
 await mode()

@@ -1,10 +1,12 @@
-// Many open event streams (SPEC §8) read by one plain HTTP client: each stream parses its events and
-// notes when a `put` of a key arrives, so that the bench can time a write to the event at every
-// stream. No EventSource: a thousand of them would measure the client more than the service.
+// Many open event streams (docs/following-changes.md, and the live rows of docs/glance.md) read by
+// one plain HTTP client: each stream parses its events and notes when an awaited one arrives, so
+// that the bench can time a write to the event at every stream. No EventSource: a thousand of them
+// would measure the client more than the service.
 
 import { Agent, request, type IncomingMessage } from 'node:http'
 
-interface Waiter { key: string, revision: number, resolve: (at: number) => void }
+/** An event awaited: a `put` whose data the predicate takes. */
+interface Waiter { takes: (data: Record<string, unknown>) => boolean, resolve: (at: number) => void }
 
 /** One stream: its events as they arrive, parsed enough to find a put of a key. */
 class Stream {
@@ -39,10 +41,10 @@ class Stream {
     if (type === 'synced') this.synced?.()
     if (type !== 'put' || this.waiters.length === 0) return
     const at = performance.now()
-    const { key, revision } = JSON.parse(data) as { key: string, revision: number }
+    const put = JSON.parse(data) as Record<string, unknown>
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       const w = this.waiters[i] as Waiter
-      if (w.key === key && revision >= w.revision) {
+      if (w.takes(put)) {
         this.waiters.splice(i, 1)
         w.resolve(at)
       }
@@ -51,7 +53,12 @@ class Stream {
 
   /** When a put of `key` at `revision` or later arrives (performance.now() of its arrival). */
   putOf (key: string, revision: number): Promise<number> {
-    return new Promise((resolve) => this.waiters.push({ key, revision, resolve }))
+    return this.putWhere((put) => put['key'] === key && (put['revision'] as number) >= revision)
+  }
+
+  /** When a put whose data `takes` arrives (performance.now() of its arrival): a row of the live rows, say. */
+  putWhere (takes: (data: Record<string, unknown>) => boolean): Promise<number> {
+    return new Promise((resolve) => this.waiters.push({ takes, resolve }))
   }
 
   close (): void {
@@ -86,8 +93,8 @@ function open (agent: Agent, url: string): Promise<Stream> {
   })
 }
 
-/** Opens `n` streams on `url`, `batch` at a time, each through its snapshot (`synced`). */
-export async function openStreams (url: string, n: number, batch = 50): Promise<OpenStreams> {
+/** Opens a stream on each of `urls` (a URL once for each stream on it), `batch` at a time, each through its snapshot (`synced`). */
+export async function openStreams (urls: readonly string[], batch = 50): Promise<OpenStreams> {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity })
   const streams: Stream[] = []
   const close = (): void => {
@@ -95,8 +102,8 @@ export async function openStreams (url: string, n: number, batch = 50): Promise<
     agent.destroy()
   }
   try {
-    while (streams.length < n) {
-      const opened = await Promise.all(Array.from({ length: Math.min(batch, n - streams.length) }, () => open(agent, url)))
+    while (streams.length < urls.length) {
+      const opened = await Promise.all(urls.slice(streams.length, streams.length + batch).map((url) => open(agent, url)))
       streams.push(...opened)
       await Promise.all(opened.map((s) => s.ready))
     }

@@ -10,7 +10,7 @@ import type { Running } from '../src/service.js'
 import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { request } from './support/http.js'
-import { fixture, suiteFixture, untilReady } from './support/service.js'
+import { fixture, suiteFixture, untilReady, untilWritten } from './support/service.js'
 import { isSynced, openStream, untilEvent, type SseEvent, type SseStream } from './support/sse.js'
 
 const fx = suiteFixture()
@@ -61,6 +61,10 @@ beforeAll(async () => {
   kv = await createClientBuckets(nc)
   running = await fx.service(server)
   await untilReady(running)
+  // The registry writer's first run moves the rows with needs of the kinds it writes: done before any stream opens.
+  await untilWritten(running)
+  const written = (await (await nc.jetstream().views.kv(BUCKETS.registry)).status()).streamInfo.state.last_seq
+  await vi.waitFor(() => expect(running.views.byWhat.registry.status().revision).toBeGreaterThanOrEqual(written), { timeout: 5000, interval: 10 })
   await put('needs', 'ace.gitea.secret.db-password')
   await put('applied', 'ace.gitea')
   await put('needs', 'ace.mail.secret.dkim')

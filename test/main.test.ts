@@ -1,13 +1,14 @@
 // The process as an operator runs it: a malformed setting stops the start with one line, and
 // SIGTERM/SIGINT stop a serving process gracefully, exit 0, within a few seconds.
 
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { fixture, suiteFixture } from './support/service.js'
-import { runMain } from './support/process.js'
+import { commandOf, descendants, runMain } from './support/process.js'
 import { isSynced, openStream, untilEvent } from './support/sse.js'
 import { askVerb } from './support/verb.js'
 
@@ -45,6 +46,27 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully with an event 
     await stream.ended
   } finally {
     proc.kill('SIGKILL')
+  }
+})
+
+test('SIGTERM to `npm start` reaches the service, which stops gracefully and leaves no process behind', async () => {
+  let out = ''
+  const proc = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url), env: { ...process.env, ...server.serviceEnv(), HTTP_PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  proc.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  proc.stderr.on('data', (d: Buffer) => { out += d.toString() })
+  let tree: number[] = []
+  try {
+    await expect.poll(() => out, { timeout: 20_000 }).toContain('mesh-provisioner serving')
+    tree = descendants(proc.pid as number)
+    // npm's one child is the service itself (`exec node` in the script), not a shell holding it.
+    expect(tree.map((pid) => commandOf(pid) ?? '')).toEqual([expect.stringMatching(/^\S*node .*dist\/main\.js$/)])
+    proc.kill('SIGTERM')
+    const [code] = await once(proc, 'exit')
+    expect(out).toMatch(/"msg":"stopped"/)
+    expect(code).toBe(0)
+    await expect.poll(() => tree.filter((pid) => commandOf(pid) !== undefined), { timeout: 10_000 }).toEqual([])
+  } finally {
+    for (const pid of [proc.pid as number, ...tree]) try { process.kill(pid, 'SIGKILL') } catch {}
   }
 })
 

@@ -5,8 +5,12 @@ import { readFileSync } from 'node:fs'
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
 
-/** `npm start` as words: `node`, its flags, the entrypoint. */
-export const START_COMMAND: readonly string[] = pkg.scripts.start.split(' ').filter((w) => w !== '')
+/**
+ * `npm start` as words: `node`, its flags, the entrypoint. The script's leading `exec` is the
+ * shell's (npm runs a script with sh, and dash would otherwise keep itself between npm and node,
+ * so a signal to npm would end sh and leave the service running), not part of the command.
+ */
+export const START_COMMAND: readonly string[] = pkg.scripts.start.split(' ').filter((w) => w !== '' && w !== 'exec')
 
 /** The node flags of `npm start` (between `node` and the entrypoint). */
 export const NODE_FLAGS: readonly string[] = START_COMMAND.slice(1, -1)

@@ -59,13 +59,15 @@ export class StreamFollower {
   }
 }
 
-export interface Page { entries?: Array<{ key: string, revision: number }>, outOfShape?: Array<{ key: string, revision: number }>, deleted?: Array<{ key: string }>, next?: string, cursor: string }
+export interface Page { error?: { message: string }, entries?: Array<{ key: string, revision: number }>, outOfShape?: Array<{ key: string, revision: number }>, deleted?: Array<{ key: string }>, next?: string, cursor: string }
 
 /** A `since` poller of one bucket on one face: the list read whole once, then only what changed; read whole again on 410. */
 export class SincePoller {
   readonly held = new Map<string, number>()
   cursor: string | undefined
   relisted = 0
+  /** Why each 410 was answered, in the service's words. */
+  readonly refusals: string[] = []
   /** How the service answered, by status or error: said when the poller ends unequal. */
   readonly statuses = new Map<number | string, number>()
   private stopped = false
@@ -100,6 +102,7 @@ export class SincePoller {
         const { status, body } = await this.ask({ what: this.what, since: this.cursor })
         this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
         if (status === 410) {
+          this.refusals.push(`${this.cursor}: ${body.error?.message ?? ''}`)
           this.cursor = undefined
           this.relisted++
           continue

@@ -287,7 +287,7 @@ describe('since: the changes after a cursor', () => {
     const c = new Contents('needs', CREATED)
     put(c, 'n1.m.secret.x', '{}')
     c.buildIndexes()
-    c.expireBefore(c.revision + 100)
+    c.expireBefore(c.revision + 100, 'read bucket mesh-provisioner_needs again and found keys gone')
     const p = provisioningOver('needs', c)
     for (const filter of [{}, { node: ['n1'] }] as Filter[]) {
       const since = parseCursor(p.snapshot({ what: 'needs', filter }, undefined, 10).cursor)

@@ -264,7 +264,7 @@ function read (views: AnsweredViews, query: Query): { contents: Contents, stale:
       throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
     }
     if (since.revision < contents.expiredBefore) {
-      throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore}, when this instance read bucket ${BUCKETS[query.what]} again and found changes the NATS server had not delivered (a known defect of its version: see /readyz); ask the list again without since and follow its cursor`, 'since')
+      throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore} of bucket ${BUCKETS[query.what]}: this instance ${contents.expiredBecause}; ask the list again without since and follow its cursor`, 'since')
     }
     if (since.revision > contents.revision) {
       throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)

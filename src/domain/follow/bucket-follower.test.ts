@@ -1,9 +1,10 @@
 // What a bucket read again finds that the contents before it lacked (no NATS here): only a change
-// at a revision the old contents reached, and held otherwise, counts as lost.
+// at a revision the old contents reached, and held otherwise, counts as lost; a key the read again
+// has not met is not yet one (written again while it read, it meets it later).
 
 import { expect, test } from 'vitest'
 import { Contents, type KvChange } from '../store/contents.js'
-import { lostBy } from './bucket-follower.js'
+import { lostBy, unmetBy } from './bucket-follower.js'
 
 const created = new Date(Date.UTC(2026, 11, 1, 9, 0))
 
@@ -23,8 +24,16 @@ test.each<[string, Array<[string, number, KvChange['operation']?]>, number]>([
   ['an out-of-shape put the old contents never got', [...held.slice(0, 3), ['odd2', 4], ['n1.c', 5, 'DEL']], 5],
   ['a deletion the old contents never got', [['n1.a', 1], ['odd', 3], ['n1.c', 4], ['n1.b', 5, 'PURGE']], 5],
   ['an update the old contents never got', [['n1.a', 1], ['odd', 3], ['n1.c', 4, 'DEL'], ['n1.b', 5]], 5],
-  ['a key the old contents held, gone with no deletion seen (its marker purged)', [['n1.a', 1], ['odd', 3], ['n1.c', 5, 'DEL']], 5]
+  ['a key the old contents held, not met (written again after the read passed it, or removed)', [['n1.a', 1], ['odd', 3], ['n1.c', 5, 'DEL']], 0]
 ])('%s: lost through %d', (_, again, lost) => {
   const old = contents(held)
   expect(lostBy(old, contents(again))).toBe(lost)
+})
+
+test.each<[string, Array<[string, number, KvChange['operation']?]>, string[]]>([
+  ['read again: the same', held, []],
+  ['keys held, deleted or written again since', [['n1.a', 6], ['n1.b', 7, 'PURGE'], ['odd', 8, 'DEL']], []],
+  ['keys the read again has not met yet', [['n1.a', 1], ['n1.c', 5, 'DEL']], ['n1.b', 'odd']]
+])('%s: keys not met %j', (_, again, unmet) => {
+  expect(unmetBy(contents(held), contents(again))).toEqual(unmet)
 })

@@ -4,7 +4,9 @@
 // an election says the stream is not there, it answers from what it holds and says stale. On a
 // server that loses changes on a purge (server-defects.ts) it reads the bucket again after a purge
 // that came after a gap (not applying it: what it skipped comes after every cursor given), and a
-// read again that finds a loss below that, which no purge said, refuses the cursors before it.
+// read again that finds a loss below that, which no purge said, refuses the cursors before it. A key
+// held before that the read again has not met is no loss while the stream holds a message of it
+// (written again while the read went on, it is met later); only one with no message left refuses.
 
 import type { JetStreamManager, NatsConnection } from 'nats'
 import { BUCKETS, type What } from '../wire/key-shapes.js'
@@ -58,15 +60,19 @@ function whyReload (c: Contents, created: string, lastSeq: number): string | und
   return undefined
 }
 
+const heldAt = (c: Contents, key: string): number | undefined => c.entries.revision(key) ?? c.outOfShape.get(key)?.revision
+
+/** Whether `c` holds `key` or saw it deleted. */
+const met = (c: Contents, key: string): boolean => heldAt(c, key) !== undefined || c.deletions.has(key)
+
 /**
  * The revision of `old` after which `fresh`, read again from the same bucket, differs from it by
  * more than the changes `fresh` read after `old` ended: a key held at a revision `old` reached,
- * other than what `old` held, or a key `old` held that `fresh` neither holds nor saw deleted
- * later. 0 when `fresh` only goes on from `old`.
+ * other than what `old` held, or a key `old` held that `fresh` saw deleted no later. 0 when `fresh`
+ * only goes on from `old`. A key `old` held that `fresh` has not met is no loss yet (`unmetBy`).
  */
 export function lostBy (old: Contents, fresh: Contents): number {
   const through = old.revision
-  const heldAt = (c: Contents, key: string): number | undefined => c.entries.revision(key) ?? c.outOfShape.get(key)?.revision
   const keys = fresh.entries.keys
   for (let slot = 0; slot < keys.size; slot++) {
     if (!fresh.entries.holds(slot)) continue
@@ -76,8 +82,8 @@ export function lostBy (old: Contents, fresh: Contents): number {
   }
   for (const [key, { revision }] of fresh.outOfShape) if (revision <= through && heldAt(old, key) !== revision) return through
   const gone = (key: string, revision: number): boolean => {
-    const now = heldAt(fresh, key)
-    return now === undefined ? (fresh.deletions.get(key) ?? 0) <= through : now !== revision && now <= through
+    const now = heldAt(fresh, key) ?? fresh.deletions.get(key)
+    return now !== undefined && now !== revision && now <= through
   }
   const oldKeys = old.entries.keys
   for (let slot = 0; slot < oldKeys.size; slot++) {
@@ -86,6 +92,35 @@ export function lostBy (old: Contents, fresh: Contents): number {
   for (const [key, { revision }] of old.outOfShape) if (gone(key, revision)) return through
   return 0
 }
+
+/**
+ * The keys `old` held that `fresh`, read again from the same bucket, neither holds nor saw deleted.
+ * A read that passed a key's message before a write replaced it meets the key only at that write,
+ * which may come after the read's end: the key is lost only if the stream holds no message of it
+ * (its messages were removed from the stream, by hand or by a server that lost them).
+ */
+export function unmetBy (old: Contents, fresh: Contents): string[] {
+  const out: string[] = []
+  const oldKeys = old.entries.keys
+  for (let slot = 0; slot < oldKeys.size; slot++) {
+    if (old.entries.holds(slot) && !met(fresh, oldKeys.keyAt(slot))) out.push(oldKeys.keyAt(slot))
+  }
+  for (const key of old.outOfShape.keys()) if (!met(fresh, key)) out.push(key)
+  return out
+}
+
+/**
+ * Keys the contents before `contents` held that `contents`, a read again, has not yet met
+ * (`unmetBy`). `through`: the last revision cursors of the contents before may name.
+ */
+interface Unmet {
+  readonly contents: Contents
+  readonly keys: Set<string>
+  readonly through: number
+}
+
+/** The most keys yet to meet a check asks the stream about (one stream info each). */
+const UNMET_ASKED = 16
 
 /**
  * What a listener hears: `change` when a change reaches the generation answers come from, `state`
@@ -123,6 +158,8 @@ export class BucketFollower {
   private told = ''
   /** The stream's last revision when a read last stopped short of it on a server that loses deliveries. */
   private shortOf: number | undefined
+  /** Keys the serving contents are yet to meet, if a read again found any (`Unmet`). */
+  private unmet: Unmet | undefined
 
   constructor (opts: FollowerOptions) {
     this.what = opts.what
@@ -277,8 +314,13 @@ export class BucketFollower {
       if (!contents.indexed) contents.buildIndexes()
       const old = this.serving
       if (old !== undefined && old !== contents && old.generation === contents.generation) {
-        contents.expireBefore(Math.max(lostBy(old, contents), old.expiredBefore))
-        if (contents.expiredBefore > old.expiredBefore) this.log.warn({ bucket: this.bucket, revision: contents.expiredBefore }, 'reading the bucket again found changes the server had not delivered; cursors before revision %d are refused, so that pollers and event streams read it again', contents.expiredBefore)
+        contents.expireBefore(old.expiredBefore, old.expiredBecause)
+        const defect = purgeDefect(this.nc.info?.version)
+        const known = defect === undefined ? '' : ` (nats-server ${defect.server} loses deliveries on a purge: see /readyz)`
+        this.expire(contents, lostBy(old, contents), `read bucket ${this.bucket} again and found changes up to that revision that had not been delivered to it${known}`)
+        this.unmet = this.meetLater(old, contents)
+      } else if (old !== contents) {
+        this.unmet = undefined
       }
       this.serving = contents
       follow.catchingUp = false
@@ -297,6 +339,7 @@ export class BucketFollower {
         // and then it is not applied: what it skipped comes after all these contents answered,
         // so the bucket read again brings it to every cursor they gave.
         if (e.operation === 'PURGE' && e.revision > endsAt && e.revision > contents.revision + 1 && this.readAgain(follow, (server) => `was purged at revision ${e.revision} on nats-server ${server}`)) return
+        if (this.unmet?.contents === contents) this.met(e.key)
         contents.apply(e)
         if (contents === this.serving) this.signal('change')
       },
@@ -324,6 +367,48 @@ export class BucketFollower {
       clearInterval(check)
       follow.ended = true
     }
+  }
+
+  /** Refuses the cursors of `contents` before `revision`, saying `why`, and says so in the log. */
+  private expire (contents: Contents, revision: number, why: string): void {
+    if (revision <= contents.expiredBefore) return
+    contents.expireBefore(revision, why)
+    this.log.warn({ bucket: this.bucket, revision }, 'this instance %s; cursors before revision %d are refused, so that pollers and event streams read it again', why, revision)
+  }
+
+  /** The keys `old` held that `fresh` (to serve next) has not met, with those `old` itself had yet to meet. */
+  private meetLater (old: Contents, fresh: Contents): Unmet | undefined {
+    const before = this.unmet?.contents === old ? this.unmet : undefined
+    const keys = new Set(unmetBy(old, fresh))
+    for (const key of before?.keys ?? []) if (!met(fresh, key)) keys.add(key)
+    return keys.size === 0 ? undefined : { contents: fresh, keys, through: Math.max(old.revision, before?.through ?? 0) }
+  }
+
+  private met (key: string): void {
+    const unmet = this.unmet as Unmet
+    unmet.keys.delete(key)
+    if (unmet.keys.size === 0) this.unmet = undefined
+  }
+
+  /**
+   * Asks the stream whether it still holds a message of each key `follow`'s contents have yet to
+   * meet: one it holds none of is gone with no deletion a client could be told, so the cursors
+   * given until now are refused.
+   */
+  private async settleUnmet (follow: Follow): Promise<void> {
+    const unmet = this.unmet
+    if (unmet?.contents !== follow.contents) return
+    const gone: string[] = []
+    for (const key of [...unmet.keys].slice(0, UNMET_ASKED)) {
+      const subject = `$KV.${this.bucket}.${key}`
+      const info = await this.jsm.streams.info(`KV_${this.bucket}`, { subjects_filter: subject })
+      if (follow.ended || unmet !== this.unmet) return
+      if (unmet.keys.has(key) && (info.state.subjects?.[subject] ?? 0) === 0) gone.push(key)
+    }
+    if (gone.length === 0) return
+    for (const key of gone) this.met(key)
+    const c = unmet.contents
+    this.expire(c, Math.max(unmet.through, c.revision), `read bucket ${this.bucket} again and found ${gone.length} key${gone.length === 1 ? '' : 's'} it held gone with no deletion marker (${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ', …' : ''}: messages removed from the stream), which a client may still hold`)
   }
 
   /** On a server that loses changes on a purge (nats-server#3838), ends the feed so that the loop reads the bucket again, saying `what` happened; true then. */
@@ -364,7 +449,7 @@ export class BucketFollower {
   private gone (): void {
     if (!this.absent) this.log.warn({ bucket: this.bucket }, 'bucket does not exist; looking for it again every %d ms', this.retryMs)
     this.absent = true
-    this.current = this.serving = undefined
+    this.current = this.serving = this.unmet = undefined
     this.missingSince = undefined
   }
 
@@ -399,6 +484,8 @@ export class BucketFollower {
       return
     }
     if (!this.countsAgree(follow, streamLast, messages)) return
+    await this.settleUnmet(follow).catch((err) => { this.log.debug({ err, bucket: this.bucket }, 'asking the stream for keys yet to meet failed; asking again at the next check') })
+    if (follow.ended) return
     const seen = follow.contents.revision
     const last = follow.lastCheck
     follow.lastCheck = { streamLast, seen }

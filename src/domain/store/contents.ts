@@ -128,6 +128,8 @@ export class Contents {
    * lack what was found. Every answer's revision is at least this one, so that its cursor is served.
    */
   private expired = 0
+  /** Why cursors before `expired` are refused, as the refusal says it (what this instance found). */
+  private expiredWhy = ''
   /**
    * The last revision that put or deleted an out-of-shape key, per field position: by the key's
    * token there, and (`none`) of keys with no token there, which every filter on that field keeps.
@@ -234,9 +236,20 @@ export class Contents {
     return this.expired
   }
 
-  /** Refuses the cursors before `revision` too: these contents were read again after a server defect lost changes. */
-  expireBefore (revision: number): void {
-    this.expired = Math.max(this.expired, revision)
+  /** What the refusal of a cursor before `expiredBefore` says this instance found (see `expireBefore`). */
+  get expiredBecause (): string {
+    return this.expiredWhy
+  }
+
+  /**
+   * Refuses the cursors before `revision` too, saying `why` (what this instance found, completing
+   * "this instance …"): these contents were read again and found what a cursor of the contents
+   * before them may lack.
+   */
+  expireBefore (revision: number, why: string): void {
+    if (revision <= this.expired) return
+    this.expired = revision
+    this.expiredWhy = why
   }
 
   /** The out-of-shape keys held, in key order (once indexed). */
