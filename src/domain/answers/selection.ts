@@ -102,17 +102,17 @@ export class Selection {
     const kept = this.kept(key)
     if (kept === undefined) return undefined
     if (kept.entry !== undefined) return { type: 'put', json: kept.entry.json, revision, entry: kept.entry }
-    if (kept.stray !== undefined) return { type: 'outOfShape', json: kept.stray.json, revision }
+    if (kept.outOfShape !== undefined) return { type: 'outOfShape', json: kept.outOfShape.json, revision }
     return { type: 'delete', json: deletedJson(this.contents.what, key, revision), revision }
   }
 
   /** What the contents hold of `key` if the filter keeps it: its entry, its out-of-shape key, or (neither) its deletion. */
-  private kept (key: string): { entry?: StoredEntry, stray?: OutOfShapeEntry } | undefined {
+  private kept (key: string): { entry?: StoredEntry, outOfShape?: OutOfShapeEntry } | undefined {
     const { contents, n } = this
     const entry = contents.entries.get(key)
     if (entry !== undefined) return n.matches(entry.fields) ? { entry } : undefined
-    const stray = contents.outOfShape.get(key)
-    if (stray !== undefined) return n.keepsTokens(stray.tokens) ? { stray } : undefined
+    const outOfShape = contents.outOfShape.get(key)
+    if (outOfShape !== undefined) return n.keepsTokens(outOfShape.tokens) ? { outOfShape } : undefined
     const parsed = parseKey(contents.what, key)
     return (parsed.ok ? n.matches(parsed.values) : n.keepsTokens(key.split('.'))) ? {} : undefined
   }

@@ -3,6 +3,7 @@
 // bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
 
 import { FIELDS, fieldsOf, isDecoded, parseKey, shapeProblem, tokenOf, type What } from '../wire/key-shapes.js'
+import { BUCKET_DESCRIPTIONS, perBucket } from '../wire/buckets.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson, type EntriesRead } from './entry.js'
@@ -31,16 +32,11 @@ export interface OutOfShapeEntry {
 }
 
 /**
- * Index positions per bucket: single fields, and node with module (collection) or kind
- * (contributor). A filter no index matches exactly (applied's node with module is the whole key)
- * reads the narrowest one and checks its keys, its revision included (`revisionFor`).
+ * Each bucket's indexes (its description's, wire/buckets.ts) as the token positions of their
+ * fields. A filter no index matches exactly reads the narrowest one and checks its keys, its
+ * revision included (`revisionFor`).
  */
-const INDEXES: Record<What, number[][]> = {
-  registry: [[0]],
-  needs: [[0], [1], [2], [0, 1], [0, 2]],
-  applied: [[0], [1]],
-  collect: [[0], [1], [2], [0, 1], [0, 2]]
-}
+const INDEXES = perBucket((what) => BUCKET_DESCRIPTIONS[what].indexes.map((fields) => fields.map((f) => (FIELDS[what] as readonly string[]).indexOf(f))))
 
 /** Whether an index is led by node with one other field: its values are listed per node (`nodeValues`). */
 const byNode = (positions: readonly number[]): boolean => positions.length === 2 && positions[0] === 0

@@ -6,6 +6,7 @@
 
 import { isUtf8 } from 'node:buffer'
 import { fieldsOf, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
+import { perBucket } from '../wire/buckets.js'
 import { KeyTable } from './key-table.js'
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
 
@@ -28,12 +29,21 @@ function valueJson (bytes: Buffer, known: Known): { json: string, known: Known }
   return { json: `"value":${text.trim()}`, known: Known.json }
 }
 
+/**
+ * Each bucket's fields as its entries' JSON writes them, in the order of its shape: the property's
+ * start, and whether the value is decoded. An in-shape key and its tokens hold only characters JSON
+ * need not escape; decoded names (collections) may hold any.
+ */
+const ENTRY_FIELDS = perBucket((what) => (FIELDS[what] as readonly string[]).map((name) => ({ head: `,"${name}":`, decoded: isDecoded(name) })))
+
 /** The start of an entry's JSON, up to its value: the key and its fields in the order of the bucket's shape. */
 export function entryHead (what: What, key: string, fields: readonly string[]): string {
-  // An in-shape key and its tokens hold only characters JSON need not escape; decoded collection
-  // names may hold any.
   let out = `{"key":"${key}"`
-  FIELDS[what].forEach((name, i) => { out += isDecoded(name) ? `,"${name}":${JSON.stringify(fields[i])}` : `,"${name}":"${fields[i] as string}"` })
+  const described = ENTRY_FIELDS[what]
+  for (let i = 0; i < described.length; i++) {
+    const { head, decoded } = described[i] as { head: string, decoded: boolean }
+    out += decoded ? head + JSON.stringify(fields[i]) : `${head}"${fields[i] as string}"`
+  }
   return out
 }
 

@@ -1,42 +1,29 @@
-// The four buckets, their key shapes and the reading of a key into its fields: defined once, used
-// by the views, the queries, the registry writer, the demo and the tests.
+// The four buckets' key shapes, made from their descriptions (buckets.ts), and the reading of a key
+// into its fields: used by the views, the queries, the registry writer, the demo and the tests.
 
-import { decodeCollection, encodeCollection } from './collection-name.js'
+import { BUCKET_DESCRIPTIONS, FIELD_DESCRIPTIONS, isDecoded, perBucket, WHATS, type FieldDescription, type What } from './buckets.js'
 
-export const BUCKETS = {
-  registry: 'mesh-provisioner_registry',
-  needs: 'mesh-provisioner_needs',
-  applied: 'mesh-provisioner_applied',
-  collect: 'mesh-provisioner_collect'
-} as const
+export { isDecoded, WHATS, type What } from './buckets.js'
 
-export type What = keyof typeof BUCKETS
-export const WHATS = Object.keys(BUCKETS) as What[]
+/** Each bucket's name in NATS. */
+export const BUCKETS = perBucket((w) => BUCKET_DESCRIPTIONS[w].bucket) as { readonly [W in What]: (typeof BUCKET_DESCRIPTIONS)[W]['bucket'] }
 
-/** A key token: one or more of A-Z a-z 0-9 _ - / = (SPEC §2). */
+/** A key token: one or more of A-Z a-z 0-9 _ - / = (docs/buckets.md). */
 const TOKEN_SOURCE = '[A-Za-z0-9_\\-/=]+'
 export const TOKEN_PATTERN = `^${TOKEN_SOURCE}$`
 const TOKEN = new RegExp(TOKEN_PATTERN)
 
-/** The name of each field of a bucket's key, in token order. */
-export const FIELDS = {
-  registry: ['kind'],
-  needs: ['node', 'module', 'kind', 'name'],
-  applied: ['node', 'module'],
-  collect: ['node', 'collection', 'contributor']
-} as const satisfies Record<What, readonly string[]>
+/** The name of each field of a bucket's key, in token order (buckets.ts). */
+export const FIELDS = perBucket((w) => BUCKET_DESCRIPTIONS[w].key) as { readonly [W in What]: (typeof BUCKET_DESCRIPTIONS)[W]['key'] }
 
 export type Fields<W extends What> = Record<(typeof FIELDS)[W][number], string>
 
-/** How a field's value is written in its token; collection names are escaped, the rest are the token. */
-const CODEC: Partial<Record<string, { encode: (v: string) => string, decode: typeof decodeCollection }>> = {
-  collection: { encode: encodeCollection, decode: decodeCollection }
-}
+/** How a field's value is written in its token, for the fields that are not the token itself. */
+type Codec = NonNullable<FieldDescription['codec']>
+const CODEC = (name: string): Codec | undefined => (FIELD_DESCRIPTIONS as Record<string, FieldDescription>)[name]?.codec
 
-/** Whether a field's value is decoded from its token (and so may hold any character). */
-export function isDecoded (field: string): boolean {
-  return CODEC[field] !== undefined
-}
+/** Each bucket's codecs in token order, looked up once rather than per key read. */
+const CODECS = perBucket((w) => (FIELDS[w] as readonly string[]).map(CODEC))
 
 export function shapeOf (what: What): string {
   return FIELDS[what].map((f) => `<${f}>`).join('.')
@@ -61,6 +48,7 @@ export type ParsedKey =
 /** Reads a key into its fields, or says in words why it does not fit its bucket's shape. */
 export function parseKey (what: What, key: string): ParsedKey {
   const names = FIELDS[what]
+  const codecs = CODECS[what]
   const tokens = key.split('.')
   if (UNDECODED.has(what) && WELL_FORMED[what].test(key)) return { ok: true, values: tokens }
   const lead = SHAPE_LEAD[what]
@@ -74,7 +62,7 @@ export function parseKey (what: What, key: string): ParsedKey {
     if (!TOKEN.test(token)) {
       return { ok: false, reason: `${lead}: <${name}> ${token === '' ? 'is empty' : `"${token}" holds a character a token cannot (A-Z a-z 0-9 _ - / = only)`}` }
     }
-    const codec = CODEC[name]
+    const codec = codecs[i]
     if (codec) {
       const decoded = codec.decode(token)
       if (!decoded.ok) return { ok: false, reason: `${lead}: <${name}> "${token}" is not an encoded name: ${decoded.reason}` }
@@ -100,7 +88,7 @@ export function fieldsOf (what: What, key: string): string[] {
 
 /** The token a field's value is written as in a key (collections are escaped). */
 export function tokenOf (field: string, value: string): string {
-  return CODEC[field]?.encode(value) ?? value
+  return CODEC(field)?.encode(value) ?? value
 }
 
 /** The key for the given fields; used by writers of test data and the demo. */

@@ -6,12 +6,13 @@
 // ~150 modules of typebox/value that come with it, ~1 MB of heap held by every process.
 import { Compile } from 'typebox/schema'
 import { WHATS, type What } from './key-shapes.js'
+import { byAliasesOf, FIELD_DESCRIPTIONS, FIELD_NAMES, fieldNamed, filtersOf, isDecoded, type FieldName } from './buckets.js'
 import { decodeCollection } from './collection-name.js'
 import { parseCursor, type Cursor } from './cursor.js'
 import { defined } from '../defined.js'
 import { badRequest } from './errors.js'
 import { readWhole } from './numbers.js'
-import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
+import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, orList, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
 
 /**
  * What a question keeps, keyed by the bucket's field names (for collect, `contributor`): each
@@ -52,18 +53,19 @@ const TOKEN_WORDS = (example: string): string => `one key token of 1 to ${MAX_TO
 
 const SEVERAL_WORDS = `, or a list of such values (at most ${MAX_VALUES} distinct)`
 
+/** What a key field's filter takes, in words: a token, or (a decoded field) a name. */
+function fieldWorks (field: FieldName): string {
+  const { example } = FIELD_DESCRIPTIONS[field]
+  return (isDecoded(field) ? `a ${field} name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "${example}")` : TOKEN_WORDS(example)) + SEVERAL_WORDS
+}
+
 const WORKS: Record<RequestField, string> = {
   what: 'one of registry, needs, applied, collect, nodes, modules',
-  node: TOKEN_WORDS('n1') + SEVERAL_WORDS,
-  module: TOKEN_WORDS('gitea') + SEVERAL_WORDS,
-  contributor: TOKEN_WORDS('gitea') + SEVERAL_WORDS,
-  kind: TOKEN_WORDS('secret') + SEVERAL_WORDS,
-  name: TOKEN_WORDS('forge-account') + SEVERAL_WORDS,
-  collection: `a collection name of 1 to ${MAX_TOKEN_LENGTH} characters (e.g. "shell:zsh:normal")${SEVERAL_WORDS}`,
+  ...Object.fromEntries(FIELD_NAMES.map((f) => [f, fieldWorks(f)])) as Record<FieldName, string>,
   after: 'the `next` of an earlier answer (a key)',
   limit: `a whole number from 1 to ${MAX_LIMIT}`,
   since: 'the `cursor` of an earlier answer, like "1234-1795945200123456789"',
-  by: 'a field whose values to count: kind (registry); node, module or kind (needs); node or module (applied); node, collection or contributor (collect)',
+  by: `a field whose values to count: ${WHATS.map((w) => `${orList(FACET_BY[w])} (${w})`).join('; ')}`,
   state: `one of ${MODULE_STATES.join(', ')}${SEVERAL_WORDS}`
 }
 
@@ -123,9 +125,12 @@ export function readQuery (input: unknown): Query {
 
 /** `by` judged for the bucket asked: the bucket's field it names (collect's `module` is its contributor). */
 function facetField (what: What, by: string): string {
-  const field = what === 'collect' && by === 'module' ? 'contributor' : by
+  const field = fieldNamed(what, by)
   const takes = FACET_BY[what] as readonly string[]
-  if (!takes.includes(field)) throw badRequest('by', `by: "${by}" is no field of ${what} whose values are counted; ${what} takes by = ${takes.join(', ')}${what === 'collect' ? ' (module for contributor)' : ''}`)
+  if (!takes.includes(field)) {
+    const aliases = byAliasesOf(what).map((a) => ` (${a} for ${fieldNamed(what, a)})`).join('')
+    throw badRequest('by', `by: "${by}" is no field of ${what} whose values are counted; ${what} takes by = ${takes.join(', ')}${aliases}`)
+  }
   return field
 }
 
@@ -165,18 +170,19 @@ export function readRequest (input: unknown): Query | OverviewQuery {
     if (!allowed.includes(field)) {
       throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
     }
-    const name = what === 'collect' && field === 'module' ? 'contributor' : field
+    const name = overview ? field : fieldNamed(what as What, field)
     const values = valuesOf(field, request[field])
     const earlier = filter[name]
     if (earlier !== undefined && earlier.join('\u0000') !== values.join('\u0000')) {
-      throw badRequest(field, `module and contributor name the contributor twice, as ${shownValues(earlier)} and ${shownValues(values)}; give one`)
+      const alias = filtersOf(what as What).find((f) => f !== name && fieldNamed(what as What, f) === name)
+      throw badRequest(field, `${alias} and ${name} name the ${name} twice, as ${shownValues(earlier)} and ${shownValues(values)}; give one`)
     }
-    if (field === 'collection') {
+    if (isDecoded(field)) {
       const broken = values.find((v) => !v.isWellFormed())
-      if (broken !== undefined) throw badRequest(field, `collection: ${shown(broken)} holds a lone surrogate; it takes ${WORKS.collection}`)
+      if (broken !== undefined) throw badRequest(field, `${field}: ${shown(broken)} holds a lone surrogate; it takes ${WORKS[field]}`)
       const spelled = values.find((v) => keySpelling(v) !== undefined)
       if (spelled !== undefined) {
-        throw badRequest(field, `collection: ${shown(spelled)} is a name as a key spells it, which would match nothing; the filter takes the name itself: ${shown(keySpelling(spelled))}`)
+        throw badRequest(field, `${field}: ${shown(spelled)} is a name as a key spells it, which would match nothing; the filter takes the name itself: ${shown(keySpelling(spelled))}`)
       }
     }
     filter[name] = values

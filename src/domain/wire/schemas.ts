@@ -4,6 +4,7 @@
 
 import { Type, type Static, type TSchema } from 'typebox'
 import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './key-shapes.js'
+import { BUCKET_DESCRIPTIONS, BY_NAMES, byAliasesOf, FIELD_DESCRIPTIONS, FIELD_NAMES, filtersOf, isDecoded, perBucket, WHATS, type FieldName } from './buckets.js'
 import { ERROR_CODES } from './errors.js'
 
 /** The longest token (and collection name) a question may name. */
@@ -28,33 +29,39 @@ export type Overview = (typeof OVERVIEWS)[number]
 export const MODULE_STATES = ['unapplied', 'pending', 'applied', 'orphaned'] as const
 export type ModuleState = (typeof MODULE_STATES)[number]
 
-/** The fields whose distinct values each bucket answers (facets, SPEC §10); `module` is also taken for collect's contributor. */
-export const FACET_BY = {
-  registry: ['kind'],
-  needs: ['node', 'module', 'kind'],
-  applied: ['node', 'module'],
-  collect: ['node', 'collection', 'contributor']
-} as const satisfies Record<What, readonly string[]>
+/** The fields whose distinct values each bucket answers (facets, buckets.ts); `module` is also taken for collect's contributor. */
+export const FACET_BY = perBucket((w) => BUCKET_DESCRIPTIONS[w].facets) as { readonly [W in What]: (typeof BUCKET_DESCRIPTIONS)[W]['facets'] }
+
+/** `a`, `a or b`, `a, b or c`. */
+export function orList (words: readonly string[]): string {
+  return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1] as string}`
+}
+
+const quoted = (words: readonly string[]): string[] => words.map((w) => `\`${w}\``)
 
 /** What `by` asks, for the verb's check and for each bucket's request in the AsyncAPI document. */
-export const BY_DESCRIPTION = 'Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): `kind` for registry; `node`, `module` or `kind` for needs; `node` or `module` for applied; `node`, `collection` or `contributor` (or `module`) for collect.'
+export const BY_DESCRIPTION = 'Answer the distinct values of this field among the entries the filter keeps, with their counts, instead of the entries (facets): ' +
+  WHATS.map((w) => {
+    const aliases = byAliasesOf(w)
+    return `${orList(quoted(FACET_BY[w]))}${aliases.length === 0 ? '' : ` (or ${orList(quoted(aliases))})`} for ${w}`
+  }).join('; ') + '.'
 
 /** The most distinct values one filter field may take (SPEC §4). */
 export const MAX_VALUES = 100
 
+/** One value of a key field's filter: a token, or (a decoded field) any name the service encodes. */
+function filterValue (field: FieldName): TSchema {
+  const { filter, example } = FIELD_DESCRIPTIONS[field]
+  return isDecoded(field)
+    ? Type.String({ minLength: 1, maxLength: MAX_TOKEN_LENGTH, description: filter, examples: [example] })
+    : token(filter, example)
+}
+
+const byField = <T>(make: (field: FieldName) => T) => Object.fromEntries(FIELD_NAMES.map((f) => [f, make(f)])) as Record<FieldName, T>
+
 /** One value of each filter field, as a path segment or a single filter names it. */
 export const FilterValues = {
-  node: token('Only this node (one key token).', 'n1'),
-  module: token('Only this module; for collect, the contributor.', 'gitea'),
-  contributor: token('For collect: only this contributor (the same as `module`).', 'gitea'),
-  kind: token('Only this kind of placeholder (registry: the kind answered; needs: the kind needed).', 'secret'),
-  name: token('For needs: only needs of this name.', 'forge-account'),
-  collection: Type.String({
-    minLength: 1,
-    maxLength: MAX_TOKEN_LENGTH,
-    description: 'For collect: only this collection, by its decoded name; the service encodes it.',
-    examples: ['shell:zsh:normal']
-  }),
+  ...byField(filterValue),
   state: literals(MODULE_STATES, {
     description: 'For modules: only modules in this state on their node: `unapplied` (needs, nothing applied), `pending` (a need written after the applied entry), `applied` (no need written after it) or `orphaned` (applied, no needs).',
     examples: ['pending']
@@ -86,12 +93,7 @@ export const RequestFields = {
     description: 'Which bucket to read: `registry` (the default), `needs`, `applied` or `collect`; or the mesh at a glance: `nodes` (a row per node) or `modules` (a row per module on a node, with its provisioning state).',
     default: 'registry'
   }),
-  node: filterField('node'),
-  module: filterField('module'),
-  contributor: filterField('contributor'),
-  kind: filterField('kind'),
-  name: filterField('name'),
-  collection: filterField('collection'),
+  ...byField(filterField),
   // No longer limit than a key's: NATS takes keys of any length its control line holds, and every
   // `next` the service hands out must be taken back.
   after: Type.String({
@@ -100,7 +102,7 @@ export const RequestFields = {
     examples: ['n1.gitea.secret.db-password']
   }),
   limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `At most this many entries (1 to ${MAX_LIMIT}).`, examples: [100] }),
-  by: Type.Union(['node', 'module', 'kind', 'collection', 'contributor'].map((f) => Type.Literal(f)), { description: BY_DESCRIPTION, examples: ['node'] }),
+  by: Type.Union(BY_NAMES.map((f) => Type.Literal(f)), { description: BY_DESCRIPTION, examples: [BY_NAMES[0]] }),
   state: filterField('state'),
   since: Type.String({
     minLength: 1,
@@ -118,12 +120,7 @@ export type RequestField = keyof typeof RequestFields
  */
 export const ProvisioningRequest = Type.Object({
   what: Type.Optional(RequestFields.what),
-  node: Type.Optional(RequestFields.node),
-  module: Type.Optional(RequestFields.module),
-  contributor: Type.Optional(RequestFields.contributor),
-  kind: Type.Optional(RequestFields.kind),
-  name: Type.Optional(RequestFields.name),
-  collection: Type.Optional(RequestFields.collection),
+  ...byField((f) => Type.Optional(RequestFields[f])),
   after: Type.Optional(RequestFields.after),
   limit: Type.Optional(RequestFields.limit),
   since: Type.Optional(RequestFields.since),
@@ -133,27 +130,15 @@ export const ProvisioningRequest = Type.Object({
 export type ProvisioningRequest = Static<typeof ProvisioningRequest>
 
 /** Which request fields narrow each question, beside `what`, `after` and `limit`. */
-export const NARROWED_BY = {
-  registry: ['kind'],
-  needs: ['node', 'module', 'kind', 'name'],
-  applied: ['node', 'module'],
-  collect: ['node', 'module', 'contributor', 'collection'],
+export const NARROWED_BY: Readonly<Record<What | Overview, readonly RequestField[]>> = {
+  ...perBucket(filtersOf),
   nodes: ['node'],
   modules: ['node', 'module', 'state']
-} as const satisfies Record<What | Overview, readonly RequestField[]>
+}
 
 /** The fields a question about `what` takes beside `what` itself: those that narrow it, then paging. */
 export function questionFields (what: What | Overview): RequestField[] {
   return (OVERVIEWS as readonly string[]).includes(what) ? [...NARROWED_BY[what], 'after', 'limit'] : [...NARROWED_BY[what], 'after', 'limit', 'since']
-}
-
-const FIELD_DESCRIPTIONS: Record<string, string> = {
-  kind: 'The kind of placeholder.',
-  node: 'The node.',
-  module: 'The module.',
-  name: 'The name of the need.',
-  collection: 'The collection, by its decoded name.',
-  contributor: 'The module that contributed the item.'
 }
 
 const entryCommon = {
@@ -168,13 +153,13 @@ const entryCommon = {
 
 function entrySchema (what: What): TSchema {
   const fields: Record<string, TSchema> = {}
-  for (const f of FIELDS[what]) fields[f] = Type.String({ description: FIELD_DESCRIPTIONS[f] ?? f })
+  for (const f of FIELDS[what]) fields[f] = Type.String({ description: FIELD_DESCRIPTIONS[f].entry })
   return Type.Object({ ...fields, ...entryCommon }, { description: `One ${what} entry: the key read into its fields.` })
 }
 
 function deletedSchema (what: What): TSchema {
   const fields: Record<string, TSchema> = {}
-  for (const f of FIELDS[what]) fields[f] = Type.Optional(Type.String({ description: `${FIELD_DESCRIPTIONS[f] ?? f} Absent when the key does not fit the bucket's shape.` }))
+  for (const f of FIELDS[what]) fields[f] = Type.Optional(Type.String({ description: `${FIELD_DESCRIPTIONS[f].entry} Absent when the key does not fit the bucket's shape.` }))
   return Type.Object({
     key: Type.String({ description: 'The key deleted or purged.' }),
     ...fields,

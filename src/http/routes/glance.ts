@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, WHATS, type What } from '../../domain/wire/key-shapes.js'
+import { byNamesOf } from '../../domain/wire/buckets.js'
 import { badRequest as badRequestOf } from '../../domain/wire/errors.js'
 import { readOverviewParameters, readParameters, readRequest, type OverviewQuery } from '../../domain/wire/request.js'
 import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../../domain/wire/schemas.js'
@@ -36,7 +37,7 @@ function facetsParameters (what: What): string[] {
 }
 
 function facetsQuerystring (what: What) {
-  const by = [...FACET_BY[what], ...(what === 'collect' ? ['module'] : [])]
+  const by = byNamesOf(what)
   const qs = querystringOfFields(facetsParameters(what).filter((f) => f !== 'by'))
   return Type.Object({
     by: literals(by, { description: `The field whose distinct values to count: ${by.join(', ')}${what === 'collect' ? ' (module for contributor)' : ''}.`, examples: [by[0] as string] }),
