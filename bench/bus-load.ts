@@ -1,6 +1,6 @@
 // Bus load from a process of its own: asks one subject with a fixed number of requests in flight
 // for a while and reports the rate, so the loader never shares an event loop with what it measures.
-// Connects with the settings of SPEC §6 (NATS_URL, NATS_USER, NATS_PASSWORD) the bench sets.
+// Connects with the settings of docs/running.md (NATS_URL, NATS_USER, NATS_PASSWORD) the bench sets.
 
 import { connect } from 'nats'
 

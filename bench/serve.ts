@@ -39,7 +39,7 @@ export type FromChild =
   /** Each answer's time, in ms. */
   | { type: 'asked', times: number[] }
 
-/** Where and as whom to connect: the settings of SPEC §6, set by the bench for each child. */
+/** Where and as whom to connect: the settings of docs/running.md, set by the bench for each child. */
 const env = process.env
 const natsOptions = { servers: env['NATS_URL'] as string, user: env['NATS_USER'] as string, pass: env['NATS_PASSWORD'] as string }
 

@@ -20,7 +20,7 @@ const readText = (path: string): string => {
 }
 const load = (env: Env) => loadConfig(env, readText)
 
-test('defaults (SPEC §6)', () => {
+test('defaults (docs/running.md)', () => {
   const c = load({})
   expect(c.nats).toEqual({ servers: ['nats://127.0.0.1:4222'] })
   expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, corsOrigins: [], maxStreams: 1000, maxWaits: 1000 })
@@ -100,7 +100,7 @@ describe('a malformed setting is one line naming it and what it takes', () => {
   })
 })
 
-describe('without tokens the gateway is open on loopback only (SPEC §9)', () => {
+describe('without tokens the gateway is open on loopback only (docs/access.md)', () => {
   test.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST'])('%s is loopback', (host) => {
     expect(load({ HTTP_HOST: host }).http).toEqual({ host, port: 8080, corsOrigins: [], maxStreams: 1000, maxWaits: 1000 })
   })

@@ -1,5 +1,5 @@
 // The process's logger. Whatever a line carries, a secret in it is censored at every level
-// (SPEC §6): the Authorization header, an access_token, passwords and tokens by their usual names.
+// (docs/running.md): the Authorization header, an access_token, passwords and tokens by their usual names.
 
 import { pino, type DestinationStream, type Logger } from 'pino'
 

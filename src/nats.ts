@@ -1,4 +1,4 @@
-// The NATS connection: every sign-in way of SPEC §6, never giving up on reconnecting (the client's
+// The NATS connection: every sign-in way of docs/running.md, never giving up on reconnecting (the client's
 // default closes after ~10 tries and its KV watches then end without an error), every change of
 // state logged, and a refused sign-in said at once instead of retried forever.
 

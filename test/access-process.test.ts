@@ -1,4 +1,4 @@
-// Who may read, as an operator runs the process (SPEC §9, §6): the start refused for each unsafe or
+// Who may read, as an operator runs the process (docs/access.md, §6): the start refused for each unsafe or
 // contradictory setting, HTTPS with a certificate the test makes, SIGHUP re-reading the tokens and
 // the certificate without stopping, and a log at trace level through the whole session that holds
 // no token and no password; SIGTERM exits 0 at once though an HTTP/2 client stopped reading.

@@ -1,4 +1,4 @@
-// Who may read the gateway (SPEC §9) through real HTTP against a real nats-server: every refusal
+// Who may read the gateway (docs/access.md) through real HTTP against a real nats-server: every refusal
 // with its status and body, node scoping on lists and one-entry routes, /metrics for the scraper,
 // the open routes and the CORS preflight, security headers, and the tokens read again.
 
@@ -161,7 +161,7 @@ describe('a token reads what its nodes allow', () => {
   })
 })
 
-describe('a token of some nodes that names none reads its own, as if it had named them all (SPEC §9)', () => {
+describe('a token of some nodes that names none reads its own, as if it had named them all (docs/access.md)', () => {
   const OTHERS = ['novox', 'shanks']
   /** Every key an answer shows (entries, deletions and out-of-shape keys), or the node of each row of the mesh at a glance. */
   const keysIn = (body: string): string[] => {

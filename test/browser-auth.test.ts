@@ -1,4 +1,4 @@
-// The Swagger page in a real browser against a gateway that asks for tokens (SPEC §9): the page
+// The Swagger page in a real browser against a gateway that asks for tokens (docs/access.md): the page
 // and its assets load openly under the security headers' content security policy, "Try it out"
 // answers 401 until the token is given through the Authorize button, and 200 after.
 

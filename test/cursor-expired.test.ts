@@ -1,5 +1,5 @@
 // A cursor of another generation of its bucket (the bucket deleted and created again since) is
-// 410 CURSOR_EXPIRED on both faces (SPEC §8), at once: the client is told to fetch the list again,
+// 410 CURSOR_EXPIRED on both faces (docs/following-changes.md), at once: the client is told to fetch the list again,
 // never answered changes of a history that is gone, nor held waiting for it.
 
 import type { NatsConnection } from 'nats'

@@ -2,6 +2,7 @@
 // every relative link of the README and docs/ leads to a file and heading that exist, and neither
 // points outside the repository (a clone holds no ../shared, no contract by section, no FACTS.md).
 
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -54,5 +55,16 @@ describe('the README and docs/', () => {
     expect(text).not.toContain('../shared')
     expect(text).not.toMatch(/SPEC(\.md)? ?§/)
     expect(text).not.toContain('FACTS.md')
+  })
+})
+
+describe('the repository', () => {
+  test('cites only itself: no file points at ../shared, at the contract by section, or at a page of facts outside it', () => {
+    // Code comments cite docs/ (a clone has nothing beside the repository); this file names the
+    // patterns it looks for, so it is left out.
+    const outside = ['\\.\\./shared', 'SPEC(\\.md)? ?§', 'FACTS\\.md']
+    const grep = spawnSync('git', ['grep', '-nE', outside.join('|'), '--', '.', ':!package-lock.json', ':!test/docs.test.ts'], { cwd: root, encoding: 'utf8' })
+    expect(grep.status, grep.stderr).not.toBe(2)
+    expect(grep.stdout.split('\n').filter((l) => l !== '')).toEqual([])
   })
 })

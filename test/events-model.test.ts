@@ -1,4 +1,4 @@
-// A model test of following changes (SPEC §8) against a real nats-server: random puts, deletes and
+// A model test of following changes (docs/following-changes.md) against a real nats-server: random puts, deletes and
 // purges on a small key space (an out-of-shape key among them), a cursor taken at a random point,
 // then `since` over HTTP and on the verb, and an event stream resumed by Last-Event-ID, must each
 // say exactly what the model says changed after it: the latest change of every key touched,

@@ -1,4 +1,4 @@
-// The event stream (SPEC §8) through real HTTP against a real nats-server: the snapshot equals the
+// The event stream (docs/following-changes.md) through real HTTP against a real nats-server: the snapshot equals the
 // list, live changes of the filter and only those, resume by Last-Event-ID (header or query),
 // `reset` for a cursor that cannot be served, the refusals before any stream, headers and CORS.
 

@@ -1,4 +1,4 @@
-// The bounds of held requests against a real nats-server (SPEC §8 "Bounds"): event streams shared
+// The bounds of held requests against a real nats-server (docs/following-changes.md "Bounds"): event streams shared
 // between tokens by the even-share rule, and /healthz and /readyz answering while every stream and
 // every wait is held.
 

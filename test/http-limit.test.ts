@@ -1,5 +1,5 @@
 // HTTP's limit: 1000 unless asked (the verb has no default: it cuts only at the max payload), and
-// at most 10000 (SPEC §5). The sample mesh is too small to show a default, so this suite writes more.
+// at most 10000 (docs/http.md). The sample mesh is too small to show a default, so this suite writes more.
 
 import { request } from './support/http.js'
 import { beforeAll, expect, test } from 'vitest'

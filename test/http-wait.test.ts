@@ -1,4 +1,4 @@
-// HTTP's long poll (SPEC §8 "Waiting") against a real nats-server: a held `since` question answers
+// HTTP's long poll (docs/following-changes.md "Waiting") against a real nats-server: a held `since` question answers
 // when a change it would show lands, and a write it would not show (another node) does not
 // release it.
 

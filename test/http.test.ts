@@ -201,7 +201,7 @@ describe('caching', () => {
     expect((await get(path, { 'if-none-match': '"other"' })).status).toBe(200)
 
     const kv = await nc.jetstream().views.kv('mesh-provisioner_needs')
-    // A write on another node leaves this answer, and so its ETag, alone (SPEC §5, §8).
+    // A write on another node leaves this answer, and so its ETag, alone (docs/http.md, §8).
     const elsewhere = await kv.put('shanks.mail.dir.elsewhere', '{}')
     await vi.waitFor(() => expect(running.views.status().needs.revision).toBeGreaterThanOrEqual(elsewhere), { timeout: 5000, interval: 10 })
     expect((await get(path, { 'if-none-match': etag })).status).toBe(304)

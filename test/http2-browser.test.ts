@@ -1,4 +1,4 @@
-// A browser over HTTP/2 (SPEC §9), Debian's Chromium through playwright-core: on a gateway serving
+// A browser over HTTP/2 (docs/access.md), Debian's Chromium through playwright-core: on a gateway serving
 // TLS with a certificate the test makes, a page holds more event streams than the six connections
 // HTTP/1.1 gives an origin, all over one HTTP/2 connection, and each follows its node live.
 

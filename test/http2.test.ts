@@ -1,4 +1,4 @@
-// HTTP/2 with TLS (SPEC §9): the gateway under a certificate the test makes speaks HTTP/2 and
+// HTTP/2 with TLS (docs/access.md): the gateway under a certificate the test makes speaks HTTP/2 and
 // HTTP/1.1 on one port, chosen by ALPN; lists and event streams work over HTTP/2, several streams
 // share one connection, and a stream's close and a stalled reader end that stream alone; a session
 // that asks and never reads is cut past its bound, and holds no stop up; headers too large are 431.

@@ -1,5 +1,5 @@
 // The two defects of nats-server 2.9.10 (Debian 12's) that lost or stalled the views, reproduced;
-// the service works around both, and the same tests pass on 2.10, which has neither (FACTS.md):
+// the service works around both, and the same tests pass on 2.10, which has neither (docs/architecture.md#what-nats-does-here):
 // a purge moved every consumer past messages it had not yet delivered (nats-server#3838), and an
 // unfiltered consumer of a history-1 bucket whose keys were updated reports a num_pending that
 // never reaches 0.

@@ -1,4 +1,4 @@
-// The OpenAPI document: the committed file is what the code generates, every route of SPEC §5 is
+// The OpenAPI document: the committed file is what the code generates, every route of docs/http.md is
 // there, every parameter and response is described, and every example fits the domain's schema.
 
 import { execFile } from 'node:child_process'
@@ -77,7 +77,7 @@ describe('the OpenAPI document', () => {
     expect(await openApiText(VERSION)).toBe(generated)
   })
 
-  test('is OpenAPI 3.1 with every route of SPEC §5, and only GET', () => {
+  test('is OpenAPI 3.1 with every route of docs/http.md, and only GET', () => {
     expect(doc.openapi).toBe('3.1.0')
     expect(doc.info.version).toBe(VERSION)
     expect(operations.map(([name]) => name).sort()).toEqual([

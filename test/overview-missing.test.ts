@@ -1,4 +1,4 @@
-// The mesh at a glance meeting a missing bucket (SPEC §2, §10) against a real nats-server: an
+// The mesh at a glance meeting a missing bucket (docs/buckets.md, §10) against a real nats-server: an
 // overview that reads the bucket says stale while the service doubts it is gone, then 503 naming
 // it, on both faces; one that does not read it answers as before; the bucket back is served again.
 

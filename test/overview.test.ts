@@ -1,4 +1,4 @@
-// The mesh at a glance (SPEC §10) on both faces against a real nats-server: each module state
+// The mesh at a glance (docs/glance.md) on both faces against a real nats-server: each module state
 // built by writing in a controlled order, nodes rows (a node named only by out-of-shape keys
 // too), facets' counts and revisions, several values a filter, `wait` with If-None-Match, paging,
 // cuts, 404s and the refusals of a bad `by` or `state`.

@@ -25,7 +25,7 @@ beforeAll(async () => {
 const keys = (body: { entries: Array<{ key: string }> }) => body.entries.map((e) => e.key)
 
 describe('registry', () => {
-  test('an empty payload asks for the registry: every kind of SPEC §3, sorted, as compiled', async () => {
+  test('an empty payload asks for the registry: every kind of docs/registry.md, sorted, as compiled', async () => {
     const reply = await askVerb(nc, '')
     expect(reply.code).toBe(200)
     const compiled = compileRegistry(DEFAULT_DOMAINS)
@@ -177,7 +177,7 @@ describe('discovery ($SRV)', () => {
     expect(endpoint).toMatchObject({ name: 'provisioning', subject: 'mesh-provisioner.provisioning', queue_group: 'mesh-provisioner' })
     const requestSchema = JSON.parse(endpoint.metadata.request_schema)
     expect(Object.keys(requestSchema.properties)).toEqual(['what', 'node', 'module', 'contributor', 'kind', 'name', 'collection', 'after', 'limit', 'since', 'by', 'state'])
-    // A filter field takes one value or several (SPEC §4).
+    // A filter field takes one value or several (docs/verb.md).
     for (const field of ['node', 'module', 'contributor', 'kind', 'name', 'collection']) {
       expect(requestSchema.properties[field].anyOf.map((s: { type: string }) => s.type), field).toEqual(['string', 'array'])
     }

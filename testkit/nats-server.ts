@@ -184,7 +184,7 @@ export class NatsServer {
     return { user, pass: PASSWORDS[USERS[user]] }
   }
 
-  /** The settings (SPEC §6) with which the service connects to this server: its own least-privilege user. */
+  /** The settings (docs/running.md) with which the service connects to this server: its own least-privilege user. */
   serviceEnv (): Record<string, string> {
     if (this.opts.token !== undefined) return { NATS_URL: this.url, NATS_TOKEN: this.opts.token }
     const { user, pass } = NatsServer.credentials('mesh-provisioner')

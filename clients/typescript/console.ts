@@ -15,7 +15,7 @@ type Streams = bus['schemas']
 /** The body of a route's 200 answer. */
 export type Answer<P extends keyof paths> = paths[P]['get'] extends { responses: { 200: { content: { 'application/json': infer A } } } } ? A : never
 
-/** Each event type of a needs stream and its data (SPEC §8). */
+/** Each event type of a needs stream and its data (docs/following-changes.md). */
 export interface NeedsEvents {
   put: Streams['NeedsEntry']
   outOfShape: Streams['OutOfShape']

@@ -1,4 +1,4 @@
-// The one mapping of domain error codes to the micro protocol's error codes (SPEC §4).
+// The one mapping of domain error codes to the micro protocol's error codes (docs/verb.md).
 
 import type { ErrorCode } from '../domain/wire/errors.js'
 

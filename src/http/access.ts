@@ -1,4 +1,4 @@
-// Who may read the gateway (SPEC §9): one onRequest hook checks the bearer token of every route but
+// Who may read the gateway (docs/access.md): one onRequest hook checks the bearer token of every route but
 // those that declare themselves open (`config: { open: true }`, in their own module under routes/),
 // and one onRoute hook puts the bearer scheme, 401 and 403 into each checked route's OpenAPI entry.
 // A route is checked unless it says otherwise, so that a new one cannot be left open by forgetting.

@@ -48,11 +48,11 @@ export interface AppDeps {
   maxAnswerBytes: () => number
   /** Whether the verb is served, for readiness. */
   verb: () => VerbState
-  /** The bearer tokens now (SPEC §9); absent: the gateway is open. */
+  /** The bearer tokens now (docs/access.md); absent: the gateway is open. */
   tokens?: () => readonly Token[]
   /** Serve HTTPS only, with this certificate and key. */
   https?: TlsPair
-  /** The event streams' bounds (SPEC §8); absent: HTTP_MAX_STREAMS' default. */
+  /** The event streams' bounds (docs/following-changes.md); absent: HTTP_MAX_STREAMS' default. */
   events?: EventsOptions
   /** Requests held by `wait` at most (HTTP_MAX_WAITS, default 1000). */
   maxWaits?: number

@@ -1,4 +1,4 @@
-// The `data:` of each event an event stream sends (SPEC §8), beside the entries and out-of-shape
+// The `data:` of each event an event stream sends (docs/following-changes.md), beside the entries and out-of-shape
 // keys it shares with answers: for the AsyncAPI document, which tests hold real events to.
 
 import { Type, type TSchema } from 'typebox'

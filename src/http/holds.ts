@@ -1,5 +1,5 @@
 // Requests held open (event streams, `wait`) bounded in number and shared fairly between callers
-// (SPEC §8 "Bounds"). The rule, one pool per limit: below the limit every request is held. At the
+// (docs/following-changes.md "Bounds"). The rule, one pool per limit: below the limit every request is held. At the
 // limit, with n callers holding or asking, each caller's even share is floor(limit / n) (at least
 // one): a caller at or over its share is refused (503 with Retry-After), and a caller under it is
 // held by ending the oldest hold of the caller holding the most, when that one holds more than its

@@ -1,4 +1,4 @@
-// Examples of the mesh at a glance for the OpenAPI document (SPEC §10): the sample mesh's shape,
+// Examples of the mesh at a glance for the OpenAPI document (docs/glance.md): the sample mesh's shape,
 // and refusals made by the domain itself so that their words are those a client will read.
 
 import type { What } from '../domain/wire/key-shapes.js'

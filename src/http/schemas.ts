@@ -30,7 +30,7 @@ export const judgedByTheDomain = () => () => true
  */
 export const plainJson = () => JSON.stringify
 
-/** The limit when a query string gives none (SPEC §5); the domain's MAX_LIMIT caps it. */
+/** The limit when a query string gives none (docs/http.md); the domain's MAX_LIMIT caps it. */
 export const DEFAULT_LIMIT = 1000
 
 const limit = Type.Integer({

@@ -1,4 +1,4 @@
-// The gateway's certificate and key (SPEC §9): read, and checked to belong together, so that a
+// The gateway's certificate and key (docs/access.md): read, and checked to belong together, so that a
 // bad pair is refused at start and, on SIGHUP, leaves the certificate in use as it is.
 
 import { createSecureContext } from 'node:tls'

@@ -1,4 +1,4 @@
-// The gateway's bearer tokens (SPEC §9): the tokens file read and checked against its schema, the
+// The gateway's bearer tokens (docs/access.md): the tokens file read and checked against its schema, the
 // lookup of a presented token in constant time, and what a token may read.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'

@@ -1,4 +1,4 @@
-// The `wait` of SPEC §8: how long a request may be held, and the holding itself, which every route
+// The `wait` of docs/following-changes.md: how long a request may be held, and the holding itself, which every route
 // with an ETag calls: with `since`, until something the question would show changes; with
 // If-None-Match, until the answer's ETag moves. Only a change that could show looks at it.
 
@@ -63,7 +63,7 @@ export function needsWhat (since: boolean, ifNoneMatch: string | undefined, take
 }
 
 /**
- * Holds the request as `waiting` says, at most its `ms` (SPEC §8 "Waiting"): an If-None-Match that
+ * Holds the request as `waiting` says, at most its `ms` (docs/following-changes.md "Waiting"): an If-None-Match that
  * does not name the answer's ETag is not held at all. A held request counts in the pool of waits
  * (503 with Retry-After beyond, shared fairly between callers), and is let go early when another
  * caller's share needs its room (it then answers as at the wait's end) or refused when the tokens

@@ -138,7 +138,7 @@ export async function startSeeded (fx: Fixture, opts: NatsServerOptions = {}): P
 /**
  * How long after a restart an update may take to show in a view. The service resumes its watches
  * at the reconnect (well under a second); without that, nats.js's own heartbeat check recreates a
- * watch only after ~12 s (FACTS.md). 5 s tells the two apart (the kill came seconds before the reconnect) with room for a busy machine.
+ * watch only after ~12 s (docs/architecture.md#what-nats-does-here). 5 s tells the two apart (the kill came seconds before the reconnect) with room for a busy machine.
  */
 export const UPDATE_AFTER_RECONNECT_MS = 5000
 

@@ -1,5 +1,5 @@
 // What a bucket holds, read afresh from NATS the way a client without the service would: every key
-// (kv.keys, collected before any await: FACTS.md) and each key's last value by direct get. The
+// (kv.keys, collected before any await: docs/architecture.md#what-nats-does-here) and each key's last value by direct get. The
 // tests compare what the service answers with it, key for key, revision for revision.
 
 import type { KV } from 'nats'

@@ -121,7 +121,7 @@ export function streamWhat (url: string): What | Overview | undefined {
   return [...WHATS, ...OVERVIEWS].find((w) => w === what)
 }
 
-/** Checks one event's data against its schema (SPEC §8): a name the stream does not send is a fault. */
+/** Checks one event's data against its schema (docs/following-changes.md): a name the stream does not send is a fault. */
 export function checkEventData (what: What | Overview, event: string, data: string): void {
   let byName = events.get(what)
   if (byName === undefined) {

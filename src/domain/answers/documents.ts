@@ -1,4 +1,4 @@
-// The answer documents of SPEC §4 and §8 as the transports send them, written in one place: the
+// The answer documents of docs/verb.md and §8 as the transports send them, written in one place: the
 // answers (provisioning.ts) choose what goes in, these functions write it. The entries' own JSON is
 // the store's (store/entry.ts), made once per change.
 
@@ -65,7 +65,7 @@ export interface ListParts {
   next: string | undefined
 }
 
-/** The list document (SPEC §4). */
+/** The list document (docs/verb.md). */
 export function listDocument (head: DocumentHead, parts: ListParts): string {
   const { revision, cut, next } = parts
   let json = `${open(head, revision, parts.total)},"entries":[${parts.entries.join(',')}],"outOfShape":${parts.outOfShape.json}`
@@ -85,7 +85,7 @@ export interface SinceParts {
   cut: { reason: Cut, omitted: number } | undefined
 }
 
-/** The `since` document (SPEC §8): entries, deletions and out-of-shape keys, cut together. */
+/** The `since` document (docs/following-changes.md): entries, deletions and out-of-shape keys, cut together. */
 export function sinceDocument (head: DocumentHead, parts: SinceParts): string {
   let json = `${open(head, parts.last, parts.total)},"entries":[${parts.put.join(',')}],"deleted":[${parts.delete.join(',')}],"outOfShape":[${parts.outOfShape.join(',')}]`
   if (parts.cut !== undefined) json += `,"cut":{"reason":"${parts.cut.reason}","omitted":${parts.cut.omitted}}`

@@ -424,7 +424,7 @@ describe('a question asked again', () => {
   })
 })
 
-describe('several values per filter field (SPEC §4)', () => {
+describe('several values per filter field (docs/verb.md)', () => {
   const NODES = ['a', 'b', 'c']
   const MODULES = ['m', 'n']
   const KINDS = ['k', 'l']

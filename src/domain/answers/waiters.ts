@@ -1,4 +1,4 @@
-// The requests held until a change they would show (SPEC §8 "Waiting", "Bounds"): indexed by the
+// The requests held until a change they would show (docs/following-changes.md "Waiting", "Bounds"): indexed by the
 // key token their filter asks at one field, so that a burst of changes is read once for them all
 // and each change looks only at the waiters whose token it has. A write elsewhere costs a held
 // request nothing, however many are held.

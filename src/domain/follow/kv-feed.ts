@@ -5,7 +5,7 @@
 // answered, heartbeats watched, and the consumer created again after the last stream sequence seen
 // when the server lost it, skipped a delivery or went quiet. Its snapshot ends at the stream's last
 // sequence read before the consumer was made, never at a num_pending: nats-server 2.9.10 reports
-// more pending than an unfiltered consumer of a history-1 bucket will ever deliver (FACTS.md).
+// more pending than an unfiltered consumer of a history-1 bucket will ever deliver (docs/architecture.md#what-nats-does-here).
 
 import { AckPolicy, createInbox, DeliverPolicy, nanos, nuid, ReplayPolicy, type ConsumerConfig, type JetStreamManager, type Msg, type NatsConnection, type Subscription } from 'nats'
 import { arrivedBytes, operationOf, readDelivery, readStatus, type Delivery } from './nats-fence.js'

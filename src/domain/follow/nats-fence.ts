@@ -25,7 +25,7 @@ export function arrivedBytes (msg: Msg): ArrivedBytes {
 /**
  * Counts an error reply in an endpoint's own stats (`num_errors`, `last_error` in `$SRV.STATS`):
  * nats.js counts only errors thrown out of a handler, where nats.go counts every error reply it
- * sends (SPEC §4). The stats are the service's `handlers[].stats`, found by the endpoint's name; a
+ * sends (docs/verb.md). The stats are the service's `handlers[].stats`, found by the endpoint's name; a
  * nats.js that keeps them elsewhere fails here, at the start, rather than under-count quietly.
  */
 export function endpointErrorCounter (service: Service, endpoint: string): (err: Error) => void {
@@ -44,7 +44,7 @@ export interface Delivery {
   consumerSeq: number
   /** When the stream stored it, in ms since the epoch (the subject carries ns). */
   ms: number
-  /** The ns within that ms: the modules' states compare at the precision NATS gives (SPEC §10). */
+  /** The ns within that ms: the modules' states compare at the precision NATS gives (docs/glance.md). */
   nanos: number
   /** How many messages the consumer still has for us after this one, as the server counts them (2.9.10 may count too many). */
   pending: number

@@ -1,5 +1,5 @@
 // The nats-server versions whose defects lose or stall what a view reads, and what the views do
-// about each: the one place that knows them (FACTS.md measured them on 2.9.10). The num_pending
+// about each: the one place that knows them (docs/architecture.md#what-nats-does-here measured them on 2.9.10). The num_pending
 // that 2.9.10 overstates needs no version: no load reads it (kv-feed.ts).
 
 import type { ServerDefect } from '../wire/schemas.js'

@@ -1,4 +1,4 @@
-// The registry's compiled default table (SPEC §3): which domain answers which kind of placeholder.
+// The registry's compiled default table (docs/registry.md): which domain answers which kind of placeholder.
 // REGISTRY_DOMAINS_FILE may replace it with a JSON file of the same shape.
 
 import { Type, type Static } from 'typebox'

@@ -8,7 +8,7 @@ test('canonical JSON sorts keys and drops white space and undefined', () => {
   expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: 'x' }, u: undefined })).toBe('{"a":{"c":"x","d":[1,{"y":2,"z":1}]},"b":1}')
 })
 
-describe('the default table compiles to SPEC §3', () => {
+describe('the default table compiles to docs/registry.md', () => {
   const compiled = compileRegistry(DEFAULT_DOMAINS)
   test('every kind, once', () => {
     expect([...compiled.keys()].sort()).toEqual(['access', 'bound', 'collected', 'config', 'consumers', 'contribution', 'dir', 'environment', 'machine', 'port', 'seat', 'secret', 'shell'])

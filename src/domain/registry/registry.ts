@@ -55,7 +55,7 @@ function checkWhere (domain: Domain, index: number): void {
   if (domain.verb !== undefined && (domain.key !== undefined || domain.collection !== undefined)) {
     throw tableError(`${where} is answered by verb ${domain.verb}, so "key" and "collection" do not apply; remove them`)
   }
-  // SPEC §3: a bucket is read by many; a secret is handed out by its owner's verb, one asker at a time.
+  // docs/registry.md: a bucket is read by many; a secret is handed out by its owner's verb, one asker at a time.
   if (domain.bucket !== undefined && domain.kinds.includes('secret')) {
     throw tableError(`${where} puts kind "secret" in bucket ${domain.bucket}, but a secret is never in a bucket; answer it by a verb, like mesh-vault.secret`)
   }

@@ -1,4 +1,4 @@
-// A bucket's changes in revision order, so that "what changed since revision R" (SPEC §8) costs the
+// A bucket's changes in revision order, so that "what changed since revision R" (docs/following-changes.md) costs the
 // changes after R, not the size of the bucket. Records a later change to the same key supersedes
 // are skipped when read and dropped when the log is compacted.
 

@@ -151,7 +151,7 @@ export class Contents {
   private readonly gone = new Map<readonly number[], Map<string, SortedKeys>>()
   /** Per index led by node (`byNode`): each node's index values, so that facets narrowed to nodes read those alone. */
   private readonly nodeValues = new Map<readonly number[], Map<string, string[]>>()
-  /** The generation as cursors name it (SPEC §8). */
+  /** The generation as cursors name it (docs/following-changes.md). */
   readonly generation: string
   /** Set when the snapshot is complete; until then only the maps are kept. */
   private allKeys: SortedSlots | undefined
@@ -172,7 +172,7 @@ export class Contents {
   /** What a value no key of this generation ever had narrows to: nothing, at revision 0 (never changed). */
   private readonly none: KeySet
 
-  /** Per node and module (SPEC §10), for reading; the registry has none. */
+  /** Per node and module (docs/glance.md), for reading; the registry has none. */
   readonly tally: TallyRead | undefined
   private readonly counts: Tally | undefined
 
@@ -625,7 +625,7 @@ export class Contents {
 
   /**
    * Each value of the field at `position` that an entry holds, with how many hold it and the last
-   * revision that put or deleted a key holding it: read from the field's index (facets, SPEC §10).
+   * revision that put or deleted a key holding it: read from the field's index (facets, docs/glance.md).
    */
   private valuesAt (position: number): Map<string, Counted> {
     const positions = INDEXES[this.what].find((p) => p.length === 1 && p[0] === position)

@@ -1,5 +1,5 @@
 // One bucket's entries counted per node and per module as its changes arrive, so that the mesh at
-// a glance (SPEC §10) costs the rows it answers rather than the entries behind them. It holds a
+// a glance (docs/glance.md) costs the rows it answers rather than the entries behind them. It holds a
 // few numbers a node and a module, nothing an entry; a module's latest write is recounted from
 // the bucket's sorted keys only when the entry that held it leaves. A needs module also keeps its
 // needs' instants in order and its needs per kind, so that what waits since when and what no

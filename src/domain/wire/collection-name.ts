@@ -1,4 +1,4 @@
-// The collection-name codec (SPEC §2): a name may hold any character, a key token only
+// The collection-name codec (docs/buckets.md): a name may hold any character, a key token only
 // A-Z a-z 0-9 _ - / and the escape `=XX`. One spelling per name, so one key per item.
 
 const PLAIN = /^[A-Za-z0-9_\-/]$/

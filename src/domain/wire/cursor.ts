@@ -1,4 +1,4 @@
-// The cursor of SPEC §8: the point of a bucket's history an answer reflects, as `<revision>-<generation>`.
+// The cursor of docs/following-changes.md: the point of a bucket's history an answer reflects, as `<revision>-<generation>`.
 // The generation is the bucket stream's creation time in nanoseconds (NATS gives it to the
 // nanosecond), so any instance reading the same bucket names it alike and a bucket deleted and
 // created again is a new generation.
@@ -21,7 +21,7 @@ export function generationOf (created: string): string {
 }
 
 /**
- * Orders two generations by the creation time they name (SPEC §8): negative when `a` is older.
+ * Orders two generations by the creation time they name (docs/following-changes.md): negative when `a` is older.
  * Both are decimal digits, so the longer (leading zeros aside) is the later.
  */
 export function compareGenerations (a: string, b: string): number {

@@ -129,7 +129,7 @@ describe('a field at its type\'s zero value counts as not given, as a Go struct 
   })
 })
 
-describe('a filter field takes several values (SPEC §4)', () => {
+describe('a filter field takes several values (docs/verb.md)', () => {
   test.each([
     [{ what: 'needs', node: ['g14', 'ace'] }, { what: 'needs', filter: { node: ['ace', 'g14'] } }],
     [{ what: 'needs', node: ['ace'] }, { what: 'needs', filter: { node: ['ace'] } }],

@@ -27,13 +27,13 @@ export interface Query {
   filter: Filter
   after?: string
   limit?: number
-  /** Only what changed after this point (SPEC §8). */
+  /** Only what changed after this point (docs/following-changes.md). */
   since?: Cursor
-  /** Answer the distinct values of this field (a bucket field's name: for collect, `contributor`) instead of the entries (SPEC §10). */
+  /** Answer the distinct values of this field (a bucket field's name: for collect, `contributor`) instead of the entries (docs/glance.md). */
   by?: string
 }
 
-/** A question across buckets (SPEC §10): `filter` holds node, module and (for modules) state. */
+/** A question across buckets (docs/glance.md): `filter` holds node, module and (for modules) state. */
 export interface OverviewQuery {
   what: Overview
   filter: Filter
@@ -87,7 +87,7 @@ function shownValues (values: readonly string[]): string {
 
 /**
  * Go's zero values: a client that marshals a struct without `omitempty` sends every field, the
- * ones it means nothing by as `""`, `null`, `0` or `[]`, and those count as not given (SPEC §4).
+ * ones it means nothing by as `""`, `null`, `0` or `[]`, and those count as not given (docs/verb.md).
  */
 function isZeroValue (value: unknown): boolean {
   return value === '' || value === null || value === 0 || (Array.isArray(value) && value.length === 0)

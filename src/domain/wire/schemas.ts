@@ -13,7 +13,7 @@ export const MAX_TOKEN_LENGTH = 256
 const token = (description: string, example: string) =>
   Type.String({ pattern: TOKEN_PATTERN, minLength: 1, maxLength: MAX_TOKEN_LENGTH, description, examples: [example] })
 
-/** The largest `limit` anyone may ask for; HTTP also defaults to 1000 (SPEC §5). */
+/** The largest `limit` anyone may ask for; HTTP also defaults to 1000 (docs/http.md). */
 export const MAX_LIMIT = 10000
 
 /** One of `values`: a union, or the one literal when there is one (an anyOf of one says nothing more). */
@@ -21,11 +21,11 @@ export function literals (values: readonly string[], options: { description: str
   return values.length === 1 ? Type.Literal(values[0] as string, options) : Type.Union(values.map((v) => Type.Literal(v)), options)
 }
 
-/** The questions that span buckets (SPEC §10): a row per node, a row per module on a node. */
+/** The questions that span buckets (docs/glance.md): a row per node, a row per module on a node. */
 export const OVERVIEWS = ['nodes', 'modules'] as const
 export type Overview = (typeof OVERVIEWS)[number]
 
-/** A module's provisioning state on a node (SPEC §10). */
+/** A module's provisioning state on a node (docs/glance.md). */
 export const MODULE_STATES = ['unapplied', 'pending', 'applied', 'orphaned'] as const
 export type ModuleState = (typeof MODULE_STATES)[number]
 
@@ -46,7 +46,7 @@ export const BY_DESCRIPTION = 'Answer the distinct values of this field among th
     return `${orList(quoted(FACET_BY[w]))}${aliases.length === 0 ? '' : ` (or ${orList(quoted(aliases))})`} for ${w}`
   }).join('; ') + '.'
 
-/** The most distinct values one filter field may take (SPEC §4). */
+/** The most distinct values one filter field may take (docs/verb.md). */
 export const MAX_VALUES = 100
 
 /** One value of a key field's filter: a token, or (a decoded field) any name the service encodes. */
@@ -318,7 +318,7 @@ export function errorBodySchema<C extends string> (codes: readonly C[]) {
 export const ErrorBody = errorBodySchema(ERROR_CODES)
 export type ErrorBody = Static<typeof ErrorBody>
 
-/** A registry answer (SPEC §3): where a client finds the values of one kind. */
+/** A registry answer (docs/registry.md): where a client finds the values of one kind. */
 export const RegistryValue = Type.Object({
   kind: Type.String({ description: 'The kind of placeholder answered.' }),
   module: Type.String({ description: 'The owning module; `<provider-module>` where each provider owns its own.' }),

@@ -1,4 +1,4 @@
-// The change feed of SPEC §8 as Server-Sent Events: `GET /v1/{what}/events?<filters>`, its schema
+// The change feed of docs/following-changes.md as Server-Sent Events: `GET /v1/{what}/events?<filters>`, its schema
 // and its prose, and the live rows of the mesh at a glance (`GET /v1/nodes/events`,
 // `GET /v1/modules/events`, docs/glance.md) on the same streams, bounds and shares. Opening a
 // stream is streams.ts'; the framing, sse.ts'; following the question, stream-of-question.ts' (the

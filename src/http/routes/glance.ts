@@ -1,4 +1,4 @@
-// The mesh at a glance over HTTP (SPEC §10): facets of each bucket, the nodes and the modules with
+// The mesh at a glance over HTTP (docs/glance.md): facets of each bucket, the nodes and the modules with
 // their state, and one node's or one module's row. Thin adapters like the list routes: the
 // domain's reader judges the query string, the domain answers, the bytes are sent untouched.
 
@@ -145,7 +145,7 @@ function etagNow (asked: Asked, maxBytes: number): string {
   return asked.tagged.etag
 }
 
-/** Holds the request while `wait` and If-None-Match say so (SPEC §8), then sends the answer tagged. */
+/** Holds the request while `wait` and If-None-Match say so (docs/following-changes.md), then sends the answer tagged. */
 async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
   if (asked.wait !== undefined) {
     needsWhat(false, request.headers['if-none-match'], false)
@@ -163,7 +163,7 @@ function pathQuery (what: Overview, params: Record<string, string>, fields: read
   return query
 }
 
-/** One row's answer, held by `wait` with If-None-Match like every answer with an ETag (SPEC §8). */
+/** One row's answer, held by `wait` with If-None-Match like every answer with an ETag (docs/following-changes.md). */
 async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], deps: RouteDeps, query: OverviewQuery, url: string, rowOf: () => { json: string, tag: string }): Promise<ReturnType<typeof sendAnswer>> {
   const { wait, ...parameters } = request.query as Record<string, unknown>
   readParameters('registry', parameters, `GET ${url}`, [])

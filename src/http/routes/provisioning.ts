@@ -1,4 +1,4 @@
-// The provisioning routes of SPEC §5: thin adapters that read the query string with the domain's
+// The provisioning routes of docs/http.md: thin adapters that read the query string with the domain's
 // reader, ask the domain and send its serialized answer untouched.
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -112,7 +112,7 @@ const ONE_ENTRY: Record<What, { operationId: string, summary: string, notFound: 
 
 /**
  * `GET /v1/{what}/{...the key's fields}`: the one entry at that key, with an ETag that moves only
- * when the entry does (SPEC §5). Collections are named decoded, and encoded into the key here.
+ * when the entry does (docs/http.md). Collections are named decoded, and encoded into the key here.
  */
 function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()

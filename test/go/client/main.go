@@ -65,7 +65,7 @@ type Cut struct {
 	Omitted uint64 `json:"omitted"`
 }
 
-// Answer is the answer document of SPEC §4 (cursor and deleted belong to SPEC §8's changes).
+// Answer is the answer document of docs/verb.md (cursor and deleted belong to docs/following-changes.md's changes).
 type Answer struct {
 	What              string       `json:"what"`
 	Bucket            string       `json:"bucket"`
