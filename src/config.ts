@@ -1,4 +1,4 @@
-// Every setting of SPEC §6 read from the environment in one pure function: defaults applied, the
+// Every setting of docs/running.md read from the environment in one pure function: defaults applied, the
 // `_FILE` twins of secrets read, everything checked, the result frozen. A malformed setting is one
 // line that names it and what it takes.
 
@@ -99,7 +99,7 @@ function servers (value: string): string[] {
   return list
 }
 
-/** SPEC §9: 127.0.0.0/8, ::1 and localhost; anything else reaches beyond the machine. */
+/** docs/access.md: 127.0.0.0/8, ::1 and localhost; anything else reaches beyond the machine. */
 function isLoopback (host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
   if (bare === 'localhost' || bare === '::1') return true
@@ -116,7 +116,7 @@ function tokensFrom (path: string, readText: ReadText): readonly Token[] {
   }
 }
 
-/** Who may read the gateway (SPEC §9): tokens, or open on loopback, or open behind a proxy by HTTP_AUTH=none. */
+/** Who may read the gateway (docs/access.md): tokens, or open on loopback, or open behind a proxy by HTTP_AUTH=none. */
 function access (env: Env, host: string, readText: ReadText): Pick<Config['http'], 'tokensFile' | 'tokens'> {
   const auth = text(env, 'HTTP_AUTH')
   const tokensFile = text(env, 'HTTP_TOKENS_FILE')

@@ -37,7 +37,7 @@ export interface Overviews {
   readonly live: LiveRows
   /** The module rows per state, the earliest waitingSince and the unanswered needs of the whole mesh: the gauges' reading (undefined while a bucket cannot be read). */
   totals: () => Totals | undefined
-  /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (SPEC §10). */
+  /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (docs/glance.md). */
   tag: (query: OverviewQuery, opts?: AskOptions) => string
   /** One node's row; NOT_FOUND when no key names it. */
   node: (node: string) => { json: string, tag: string }

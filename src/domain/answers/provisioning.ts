@@ -1,6 +1,7 @@
-// One function per question: the answer document of SPEC §4, built from a view's ready JSON,
-// narrowed, paged and cut to fit, or (with `since`) the changes after a cursor (SPEC §8). Both
-// transports answer with exactly these bytes; the event stream reads the same changes one by one.
+// One function per question: the answer document of docs/verb.md, built from a view's ready JSON,
+// narrowed, paged and cut to fit, or (with `since`) the changes after a cursor
+// (docs/following-changes.md). Both transports answer with exactly these bytes; the event stream
+// reads the same changes one by one.
 
 import { Answer, answerCache, type AskOptions } from './answer.js'
 import { facetsJson } from './facets.js'
@@ -75,7 +76,7 @@ export function questionBytes (text: string): number {
 }
 
 export interface Provisioning {
-  /** The questions across buckets: nodes and modules (SPEC §10). */
+  /** The questions across buckets: nodes and modules (docs/glance.md). */
   readonly overviews: Overviews
   ask (query: Query, opts?: AskOptions): Answer
   /** The question `query` as one to be asked again; it answers what `tag` and `ask` would. */
@@ -85,7 +86,7 @@ export interface Provisioning {
   /**
    * Names the state the answer to `query` is built from: while it is the same, the question gets
    * the same bytes, so a transport can validate a cached answer without building it again. It
-   * moves only with a change the answer would show (SPEC §8). Refuses like the questions do while
+   * moves only with a change the answer would show (docs/following-changes.md). Refuses like the questions do while
    * the bucket is missing or loading.
    */
   tag (query: Query): string
