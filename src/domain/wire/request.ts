@@ -136,57 +136,11 @@ function facetField (what: What, by: string): string {
 
 /** Validates any request object (already parsed from JSON or a query string): a bucket's question or one across buckets. */
 export function readRequest (input: unknown): Query | OverviewQuery {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw badRequest(undefined, `the request must be a JSON object such as {"what":"needs","node":"n1"}; got ${shown(input)}`)
-  }
-  const request: Record<string, unknown> = {}
-  for (const [field, value] of Object.entries(input)) {
-    // Own fields only: `constructor` or `toString` is an unknown field like any other.
-    if (!Object.hasOwn(WORKS, field)) {
-      throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
-    }
-    // A list of one is the value alone (so `[""]` is `""`, not given); in a longer list, each is judged.
-    const given = IS_FILTER.has(field) && Array.isArray(value) && value.length === 1 ? value[0] as unknown : value
-    if (!isZeroValue(given)) request[field] = given
-  }
-  if (!check.Check(request)) {
-    for (const field of Object.keys(WORKS) as RequestField[]) {
-      if (field in request && !check.Check({ [field]: request[field] })) {
-        // A by no bucket counts is refused naming the fields of the bucket asked (what is judged first).
-        const what = request['what'] ?? 'registry'
-        if (field === 'by' && typeof request['by'] === 'string' && WHATS.includes(what as What)) facetField(what as What, request['by'])
-        throw badRequest(field, `${field}: ${shown(request[field])} will not do; it takes ${WORKS[field]}`)
-      }
-    }
-    throw badRequest(undefined, 'the request does not fit its schema; see the endpoint metadata request_schema')
-  }
+  const request = givenFields(input)
+  judge(request)
   const what = (request['what'] ?? 'registry') as What | Overview
   const overview = (OVERVIEWS as readonly string[]).includes(what)
-  const filter: Record<string, readonly string[]> = {}
-  const allowed = NARROWED_BY[what] as readonly string[]
-  for (const field of Object.keys(request) as RequestField[]) {
-    // An overview takes neither since nor by: they are refused as any field it does not take.
-    if (!IS_FILTER.has(field) && !(overview && (field === 'since' || field === 'by'))) continue
-    if (!allowed.includes(field)) {
-      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
-    }
-    const name = overview ? field : fieldNamed(what as What, field)
-    const values = valuesOf(field, request[field])
-    const earlier = filter[name]
-    if (earlier !== undefined && earlier.join('\u0000') !== values.join('\u0000')) {
-      const alias = filtersOf(what as What).find((f) => f !== name && fieldNamed(what as What, f) === name)
-      throw badRequest(field, `${alias} and ${name} name the ${name} twice, as ${shownValues(earlier)} and ${shownValues(values)}; give one`)
-    }
-    if (isDecoded(field)) {
-      const broken = values.find((v) => !v.isWellFormed())
-      if (broken !== undefined) throw badRequest(field, `${field}: ${shown(broken)} holds a lone surrogate; it takes ${WORKS[field]}`)
-      const spelled = values.find((v) => keySpelling(v) !== undefined)
-      if (spelled !== undefined) {
-        throw badRequest(field, `${field}: ${shown(spelled)} is a name as a key spells it, which would match nothing; the filter takes the name itself: ${shown(keySpelling(spelled))}`)
-      }
-    }
-    filter[name] = values
-  }
+  const filter = filterOf(what, request, overview)
   if (overview) {
     return {
       what: what as Overview,
@@ -210,6 +164,71 @@ export function readRequest (input: unknown): Query | OverviewQuery {
       since: request['since'] === undefined ? undefined : parseCursor(request['since'] as string),
       by
     })
+  }
+}
+
+/** The fields given: a JSON object's own fields, each a request field, its zero value counting as not given. */
+function givenFields (input: unknown): Record<string, unknown> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw badRequest(undefined, `the request must be a JSON object such as {"what":"needs","node":"n1"}; got ${shown(input)}`)
+  }
+  const request: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(input)) {
+    // Own fields only: `constructor` or `toString` is an unknown field like any other.
+    if (!Object.hasOwn(WORKS, field)) {
+      throw badRequest(field, `"${field}" is not a request field; the fields are ${Object.keys(WORKS).join(', ')}`)
+    }
+    // A list of one is the value alone (so `[""]` is `""`, not given); in a longer list, each is judged.
+    const given = IS_FILTER.has(field) && Array.isArray(value) && value.length === 1 ? value[0] as unknown : value
+    if (!isZeroValue(given)) request[field] = given
+  }
+  return request
+}
+
+/** Refuses a request its schema does not take, naming the first field at fault and what it takes. */
+function judge (request: Record<string, unknown>): void {
+  if (check.Check(request)) return
+  for (const field of Object.keys(WORKS) as RequestField[]) {
+    if (field in request && !check.Check({ [field]: request[field] })) {
+      // A by no bucket counts is refused naming the fields of the bucket asked (what is judged first).
+      const what = request['what'] ?? 'registry'
+      if (field === 'by' && typeof request['by'] === 'string' && WHATS.includes(what as What)) facetField(what as What, request['by'])
+      throw badRequest(field, `${field}: ${shown(request[field])} will not do; it takes ${WORKS[field]}`)
+    }
+  }
+  throw badRequest(undefined, 'the request does not fit its schema; see the endpoint metadata request_schema')
+}
+
+/** The values each filter of `what` keeps, by field name (an alias read as its field); refuses a filter `what` does not take. */
+function filterOf (what: What | Overview, request: Record<string, unknown>, overview: boolean): Record<string, readonly string[]> {
+  const filter: Record<string, readonly string[]> = {}
+  const allowed = NARROWED_BY[what] as readonly string[]
+  for (const field of Object.keys(request) as RequestField[]) {
+    // An overview takes neither since nor by: they are refused as any field it does not take.
+    if (!IS_FILTER.has(field) && !(overview && (field === 'since' || field === 'by'))) continue
+    if (!allowed.includes(field)) {
+      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
+    }
+    const name = overview ? field : fieldNamed(what as What, field)
+    const values = valuesOf(field, request[field])
+    const earlier = filter[name]
+    if (earlier !== undefined && earlier.join('\u0000') !== values.join('\u0000')) {
+      const alias = filtersOf(what as What).find((f) => f !== name && fieldNamed(what as What, f) === name)
+      throw badRequest(field, `${alias} and ${name} name the ${name} twice, as ${shownValues(earlier)} and ${shownValues(values)}; give one`)
+    }
+    if (isDecoded(field)) judgeNames(field, values)
+    filter[name] = values
+  }
+  return filter
+}
+
+/** Refuses a decoded name (a collection) that is not well-formed text, or that is spelled as a key spells it. */
+function judgeNames (field: RequestField, values: readonly string[]): void {
+  const broken = values.find((v) => !v.isWellFormed())
+  if (broken !== undefined) throw badRequest(field, `${field}: ${shown(broken)} holds a lone surrogate; it takes ${WORKS[field]}`)
+  const spelled = values.find((v) => keySpelling(v) !== undefined)
+  if (spelled !== undefined) {
+    throw badRequest(field, `${field}: ${shown(spelled)} is a name as a key spells it, which would match nothing; the filter takes the name itself: ${shown(keySpelling(spelled))}`)
   }
 }
 
