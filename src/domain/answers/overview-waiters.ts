@@ -3,6 +3,7 @@
 // once for them all, and woken only when a row they show, or showed, changed its bytes. A write
 // that moves no row of theirs (an applied entry rewritten under `?state=pending`) wakes nobody.
 
+import { heldUntil } from './held.js'
 import type { OverviewQuery } from '../wire/request.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
@@ -49,22 +50,7 @@ export class OverviewWaiters {
 
   /** As Overviews.changed. */
   async changed (query: OverviewQuery, ms: number, signal?: AbortSignal): Promise<void> {
-    let letGo: (() => void) | undefined
-    try {
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer)
-          signal?.removeEventListener('abort', done)
-          resolve()
-        }
-        const timer = setTimeout(done, ms)
-        signal?.addEventListener('abort', done)
-        if (signal?.aborted === true) return done()
-        letGo = this.add(query, done)
-      })
-    } finally {
-      letGo?.()
-    }
+    await heldUntil(ms, signal, (wake, held) => { held.push(this.add(query, wake)) })
   }
 
   private add (query: OverviewQuery, wake: () => void): () => void {

@@ -6,6 +6,7 @@
 import { Answer, answerCache, type AskOptions } from './answer.js'
 import { facetsJson } from './facets.js'
 import { createOverviews, type Overviews } from './overview.js'
+import { heldUntil } from './held.js'
 import { Waiters, type Waiter } from './waiters.js'
 import { BUCKETS, FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
@@ -316,39 +317,24 @@ function entry (views: AnsweredViews, what: What, key: string): { json: string, 
  * refusal, `signal` or `ms` (see Provisioning.changed); `waitersOf` holds each bucket's waiters.
  */
 async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters, queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void> {
-  const held: Array<() => void> = []
-  try {
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', done)
-        resolve()
+  await heldUntil(ms, signal, (wake, held) => {
+    for (const query of queries) {
+      try {
+        const { contents } = read(views, query)
+        const n = narrowing(query.what, query.filter)
+        // The first change is enough: none is serialized beyond it.
+        if (query.since !== undefined && new Selection(contents, n).changesAfter(query.since.revision).next().done !== true) return wake()
+        held.push(waitersOf(query.what).add({
+          after: query.since?.revision ?? contents.revision,
+          index: indexOf(query.what, query.filter),
+          keeps: (now, key) => new Selection(now, n).keeps(key),
+          wake
+        }))
+      } catch {
+        return wake() // a refusal is news too: the question is asked again and answers it
       }
-      const timer = setTimeout(done, ms)
-      signal?.addEventListener('abort', done)
-      if (signal?.aborted === true) return done()
-      for (const query of queries) {
-        let after: number
-        try {
-          const { contents } = read(views, query)
-          const n = narrowing(query.what, query.filter)
-          // The first change is enough: none is serialized beyond it.
-          if (query.since !== undefined && new Selection(contents, n).changesAfter(query.since.revision).next().done !== true) return done()
-          after = query.since?.revision ?? contents.revision
-          held.push(waitersOf(query.what).add({
-            after,
-            index: indexOf(query.what, query.filter),
-            keeps: (now, key) => new Selection(now, n).keeps(key),
-            wake: done
-          }))
-        } catch {
-          return done() // a refusal is news too: the question is asked again and answers it
-        }
-      }
-    })
-  } finally {
-    for (const letGo of held) letGo()
-  }
+    }
+  })
 }
 
 /** As Provisioning.tag; `memo` keeps what the question's revision was last read under. */
