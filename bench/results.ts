@@ -31,7 +31,7 @@ function goalOf (row: Row): string {
 export function sideBySide (runs: readonly Run[]): string {
   const newest = runs.at(-1) as Run
   const lines = [
-    `| row | ${runs.map((r) => r.date).join(' | ')} | goal | holds in ${HOLDS_IN} of ${runs.length} |`,
+    `| row | ${runs.map((r) => r.date).join(' | ')} | goal | holds in ${Math.min(HOLDS_IN, runs.length)} of ${runs.length} |`,
     `|---|${runs.map(() => '---:').join('|')}|---|---|`
   ]
   for (const row of newest.rows) {
@@ -52,7 +52,7 @@ export async function keepRun (run: Run, runsFile: string, resultsFile: string, 
   const page = [
     ...header,
     '',
-    `## The last ${runs.length} full runs`,
+    `## The last full runs (${runs.length} of the ${KEPT} kept)`,
     '',
     `Ratios (or the figure, where the goal is one); a figure that misses its goal is in bold. A row holds when it holds in ${HOLDS_IN} of the ${KEPT} runs.`,
     '',
