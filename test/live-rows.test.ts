@@ -12,23 +12,15 @@ import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { request } from './support/http.js'
 import { fixture, suiteFixture, untilReady, untilWritten } from './support/service.js'
 import { isSynced, openStream, untilEvent, type SseEvent, type SseStream } from './support/sse.js'
+import { seenWrites } from './support/seen-writes.js'
 
 const fx = suiteFixture()
 let nc: NatsConnection
 let kv: Record<Exclude<What, 'registry'>, KV>
 let running: Running
 
-async function put (what: Exclude<What, 'registry'>, key: string, value = '{}'): Promise<number> {
-  const revision = await kv[what].put(key, value)
-  await vi.waitFor(() => expect(running.views.byWhat[what].status().revision).toBeGreaterThanOrEqual(revision), { timeout: 5000, interval: 10 })
-  return revision
-}
-
-async function remove (what: Exclude<What, 'registry'>, key: string): Promise<void> {
-  await kv[what].delete(key)
-  const last = (await kv[what].status()).streamInfo.state.last_seq
-  await vi.waitFor(() => expect(running.views.byWhat[what].status().revision).toBeGreaterThanOrEqual(last), { timeout: 5000, interval: 10 })
-}
+/** Writes that return once the service's view has read them. */
+const { put, remove } = seenWrites(() => kv, () => running)
 
 async function rows (path: string): Promise<unknown[]> {
   const res = await request(`${running.url}${path}`)

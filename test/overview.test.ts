@@ -11,6 +11,7 @@ import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { request } from './support/http.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
 import { requestVerb } from './support/verb.js'
+import { seenWrites } from './support/seen-writes.js'
 
 const fx = suiteFixture()
 let nc: NatsConnection
@@ -29,18 +30,8 @@ async function verb (question: Record<string, unknown>): Promise<{ body: string,
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') ?? undefined }
 }
 
-/** Writes and waits until the service's view has read the write. */
-async function put (what: Exclude<What, 'registry'>, key: string, value = '{}'): Promise<number> {
-  const revision = await kv[what].put(key, value)
-  await vi.waitFor(() => expect(running.views.byWhat[what].status().revision).toBeGreaterThanOrEqual(revision), { timeout: 5000, interval: 10 })
-  return revision
-}
-
-async function remove (what: Exclude<What, 'registry'>, key: string): Promise<void> {
-  await kv[what].delete(key)
-  const last = (await kv[what].status()).streamInfo.state.last_seq
-  await vi.waitFor(() => expect(running.views.byWhat[what].status().revision).toBeGreaterThanOrEqual(last), { timeout: 5000, interval: 10 })
-}
+/** Writes that return once the service's view has read them. */
+const { put, remove } = seenWrites(() => kv, () => running)
 
 /** Sends a request with `wait` and If-None-Match, and gives its answer to come once the service holds it (it asked to be woken by a change). */
 async function holding (path: string, etag: string): Promise<{ answer: Promise<Got> }> {
