@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import type { KV, NatsConnection } from 'nats'
-import { beforeAll, describe, expect, test, vi } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { newToken } from '../src/http/tokens.js'
@@ -16,6 +16,7 @@ import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { request } from './support/http.js'
 import { suiteFixture, untilReady } from './support/service.js'
 import { askVerb } from './support/verb.js'
+import { seenWrites } from './support/seen-writes.js'
 
 const made = { console: newToken('console', '*', false), ace: newToken('ace', ['ace'], false) }
 
@@ -45,12 +46,9 @@ async function get (path: string, who: keyof typeof made, headers: Record<string
   return { status: res.statusCode, etag: res.headers['etag'] as string | undefined, body: await res.body.text() }
 }
 
-/** Writes `key` and waits until the service's view has it. */
-async function write (what: Exclude<What, 'registry'>, key: string, value = `{"at":${Date.now()}}`): Promise<number> {
-  const revision = await kv[what].put(key, value)
-  await vi.waitFor(() => { expect(running.views.status()[what].revision).toBeGreaterThanOrEqual(revision) }, { timeout: 5000, interval: 10 })
-  return revision
-}
+const { put } = seenWrites(() => kv, () => running)
+/** Writes `key` with a value of its own and waits until the service's view has it. */
+const write = async (what: Exclude<What, 'registry'>, key: string): Promise<number> => await put(what, key, `{"at":${Date.now()}}`)
 
 /** Whether `held` is still unanswered a while after the view took the last write: a held wait looks at a change in the turn after it. */
 async function pending (held: Promise<unknown>): Promise<boolean> {
