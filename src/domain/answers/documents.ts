@@ -26,8 +26,8 @@ function open ({ what, stale }: DocumentHead, revision: number, total: number): 
 }
 
 /** An entry too large for the answer, in its place: its key, fields, revision and the problem. */
-export function tooLarge (what: What, e: StoredEntry, room: number): string {
-  const problem = `the entry is ${e.bytes} bytes, more than one answer here may carry (${room}); read the key from bucket ${BUCKETS[what]} directly`
+export function tooLarge (what: What, e: StoredEntry, bytes: number, room: number): string {
+  const problem = `the entry is ${bytes} bytes, more than one answer here may carry (${room}); read the key from bucket ${BUCKETS[what]} directly`
   return `${entryHead(what, e.key, e.fields)},"problem":${JSON.stringify(problem)},"revision":${e.revision},"updated":"${new Date(e.updated).toISOString()}"}`
 }
 
@@ -58,20 +58,22 @@ export function outOfShapeArray (kept: Iterable<OutOfShapeEntry>, room: number):
 export interface ListParts {
   revision: number
   total: number
-  entries: readonly string[]
+  /** The entries' JSON, joined as an array's members, as UTF-8. */
+  entries: Uint8Array
   outOfShape: { json: string, omitted: number }
   /** Set with `next` when the answer stopped before the end. */
   cut: { reason: Cut, omitted: number } | undefined
   next: string | undefined
 }
 
-/** The list document (docs/verb.md). */
-export function listDocument (head: DocumentHead, parts: ListParts): string {
+/** The list document (docs/verb.md), as UTF-8: its entries are written as bytes already. */
+export function listDocument (head: DocumentHead, parts: ListParts): Buffer {
   const { revision, cut, next } = parts
-  let json = `${open(head, revision, parts.total)},"entries":[${parts.entries.join(',')}],"outOfShape":${parts.outOfShape.json}`
-  if (parts.outOfShape.omitted > 0) json += `,"outOfShapeOmitted":${parts.outOfShape.omitted}`
-  if (cut !== undefined && next !== undefined) json += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut.reason}","omitted":${cut.omitted}}`
-  return `${json},"cursor":"${formatCursor(revision, head.generation)}"}`
+  let tail = `],"outOfShape":${parts.outOfShape.json}`
+  if (parts.outOfShape.omitted > 0) tail += `,"outOfShapeOmitted":${parts.outOfShape.omitted}`
+  if (cut !== undefined && next !== undefined) tail += `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut.reason}","omitted":${cut.omitted}}`
+  tail += `,"cursor":"${formatCursor(revision, head.generation)}"}`
+  return Buffer.concat([Buffer.from(`${open(head, revision, parts.total)},"entries":[`), parts.entries, Buffer.from(tail)])
 }
 
 /** What a `since` answer holds, chosen by its walk over the changes. */

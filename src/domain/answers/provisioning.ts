@@ -18,6 +18,7 @@ import { narrowing, Selection, type Change, type Narrowing } from './selection.j
 import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
+import { ByteWriter } from '../store/byte-writer.js'
 
 /** 2000-01-01 in nanoseconds: a generation before it is no time a bucket was created. */
 const EARLIEST_GENERATION = '946684800000000000'
@@ -151,29 +152,44 @@ interface Head { what: What, contents: Contents, stale: boolean }
 
 const documentHead = ({ what, contents, stale }: Head): DocumentHead => ({ what, stale, generation: contents.generation })
 
+/** Where list answers are written: one at a time, each copied out whole by listDocument. */
+const listed = new ByteWriter()
+const COMMA = 0x2c
+
 /** The entries after `after` the filter keeps, in key order, as many as `limit` and `budget` allow. */
-function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): string {
+function list (head: Head, n: Narrowing, revision: number, after: string | undefined, limit: number, budget: number): Buffer {
   const { what, contents } = head
   const selection = new Selection(contents, n)
   const outOfShape = outOfShapeArray(selection.outOfShape(), budget * OUT_OF_SHAPE_SHARE)
-  const taken: string[] = []
+  const w = listed
+  w.length = 0
+  let taken = 0
   let used = outOfShape.bytes
   let omitted = 0
   let cut: Cut | undefined
   let next: string | undefined
   const walked = selection.walk(after, (e) => {
+    if (cut === undefined && taken >= limit) cut = 'limit'
     if (cut === undefined) {
       const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
-      const json = e.bytes + 1 + tail > budget - outOfShape.bytes ? tooLarge(what, e, budget) : e.json
-      const bytes = json === e.json ? e.bytes : Buffer.byteLength(json)
-      if (taken.length >= limit) cut = 'limit'
-      else if (used + bytes + 1 + tail > budget) cut = 'payload'
-      if (cut === undefined) {
-        taken.push(json)
+      const mark = w.length
+      if (taken > 0) w.byte(COMMA)
+      const start = w.length
+      e.writeTo(w)
+      let bytes = w.length - start
+      if (bytes + 1 + tail > budget - outOfShape.bytes) {
+        w.length = start
+        w.utf8(tooLarge(what, e, bytes, budget))
+        bytes = w.length - start
+      }
+      if (used + bytes + 1 + tail <= budget) {
+        taken++
         used += bytes + 1
         next = e.key
         return true
       }
+      cut = 'payload'
+      w.length = mark
     }
     omitted++
     // An exact set counts what is left without walking it.
@@ -182,7 +198,7 @@ function list (head: Head, n: Narrowing, revision: number, after: string | undef
   const total = selection.exact ? selection.count() : walked.before + walked.after
   if (selection.exact && cut !== undefined) omitted = total - walked.before - walked.after + 1
   if (cut !== undefined && next === undefined && after !== undefined) next = after
-  return listDocument(documentHead(head), { revision, total, entries: taken, outOfShape, cut: cut === undefined ? undefined : { reason: cut, omitted }, next })
+  return listDocument(documentHead(head), { revision, total, entries: w.view(), outOfShape, cut: cut === undefined ? undefined : { reason: cut, omitted }, next })
 }
 
 /** The changes after `from`: entries, deletions and out-of-shape keys cut together, in revision order. */
@@ -197,7 +213,7 @@ function since (head: Head, n: Narrowing, from: number, limit: number, budget: n
   for (const c of new Selection(contents, n).changesAfter(from)) {
     total++
     if (cut !== undefined) continue
-    const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, budget) : c.json
+    const json = c.entry !== undefined && c.entry.bytes + 1 > budget ? tooLarge(what, c.entry, c.entry.bytes, budget) : c.json
     const bytes = json === c.entry?.json ? c.entry.bytes : Buffer.byteLength(json)
     if (taken >= limit) cut = 'limit'
     else if (used + bytes + 1 > budget) cut = 'payload'
@@ -349,7 +365,7 @@ function answerKey (query: Query, opts: AskOptions): string {
 }
 
 /** The answer document to `query` from the views as they are: the facets, the list, or the changes after its cursor. */
-function answerJson (views: AnsweredViews, query: Query, opts: AskOptions, memo?: RevisionMemo): string {
+function answerJson (views: AnsweredViews, query: Query, opts: AskOptions, memo?: RevisionMemo): string | Buffer {
   const { what, filter, after } = query
   const { contents, stale } = read(views, query)
   const n = narrowing(what, filter)

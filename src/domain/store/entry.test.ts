@@ -1,6 +1,8 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
 import { Entries } from './entry.js'
+import { ByteWriter } from './byte-writer.js'
+import { keyOf } from '../wire/key-shapes.js'
 
 const utf8 = new TextEncoder()
 const updated = Date.UTC(2026, 10, 29, 9, 40)
@@ -89,4 +91,22 @@ test('a deleted key keeps its slot and its key, is no longer held, and takes its
   expect(entries.holds(slot)).toBe(false)
   put(entries, 'a', 4, utf8.encode('4'))
   expect([entries.slotOf('a'), entries.size, entries.revision('a'), JSON.parse(entries.get('a')?.json as string).value]).toEqual([slot, 2, 4, 4])
+})
+
+test('an entry written as bytes is its JSON: the value as it arrived less the whitespace around it, decoded fields escaped', () => {
+  const space = fc.string({ unit: fc.constantFrom(' ', '\t', '\n', '\r'), maxLength: 3 })
+  const collection = fc.string({ minLength: 1, maxLength: 12 })
+  fc.assert(fc.property(fc.json({ maxDepth: 2 }), space, space, collection, (value, before, after, name) => {
+    const entries = new Entries('collect')
+    const key = keyOf('collect', { node: 'n1', collection: name, contributor: 'gitea' })
+    put(entries, key, 7, utf8.encode(before + value + after))
+    const expected = `{"key":"${key}","node":"n1","collection":${JSON.stringify(name)},"contributor":"gitea","value":${value},"revision":7,"updated":"${new Date(updated).toISOString()}"}`
+    // Asked twice: first read whole (the value not yet known to be JSON), then copied as bytes.
+    expect(entries.get(key)?.json).toBe(expected)
+    const w = new ByteWriter()
+    w.latin1('[')
+    entries.get(key)?.writeTo(w)
+    expect(w.text(1)).toBe(expected)
+    expect(w.view(1).equals(Buffer.from(expected))).toBe(true)
+  }))
 })

@@ -9,6 +9,7 @@ import { fieldsOf, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { perBucket } from '../wire/buckets.js'
 import { KeyTable } from './key-table.js'
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
+import { ByteWriter } from './byte-writer.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */
 const enum Known { unread = 0, json = 1, notJson = 2, notUtf8 = 3, deleted = 4 }
@@ -35,6 +36,31 @@ function valueJson (bytes: Buffer, known: Known): { json: string, known: Known }
  * need not escape; decoded names (collections) may hold any.
  */
 const ENTRY_FIELDS = perBucket((what) => (FIELDS[what] as readonly string[]).map((name) => ({ head: `,"${name}":`, decoded: isDecoded(name) })))
+
+/** Buckets whose fields are their keys' tokens as they stand: an entry writes them from the key, with no split. */
+const TOKENS_ARE_FIELDS = perBucket((what) => !(FIELDS[what] as readonly string[]).some(isDecoded))
+
+const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1')
+const ENTRY_HEADS = perBucket((what) => ENTRY_FIELDS[what].map(({ head }) => latin1(`${head}"`)))
+const KEY_HEAD = latin1('{"key":"')
+const VALUE_HEAD = latin1(',"value":')
+const REVISION_HEAD = latin1(',"revision":')
+const UPDATED_HEAD = latin1(',"updated":"')
+const QUOTE = 0x22
+
+/** Whether a byte is JSON's whitespace, which a JSON value's text may have around it. */
+const isJsonSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
+
+/** The last write time written and its text: the entries of one load share their ms. */
+let lastUpdated = Number.NaN
+let lastIso = ''
+function isoOf (ms: number): string {
+  if (ms !== lastUpdated) {
+    lastUpdated = ms
+    lastIso = new Date(ms).toISOString()
+  }
+  return lastIso
+}
 
 /** The start of an entry's JSON, up to its value: the key and its fields in the order of the bucket's shape. */
 export function entryHead (what: What, key: string, fields: readonly string[]): string {
@@ -74,6 +100,12 @@ export class StoredEntry {
     return this.serialized
   }
 
+  /** Writes its answer JSON, as `json` holds it, into `w`, with no string made. */
+  writeTo (w: ByteWriter): void {
+    if (this.serialized !== undefined) w.utf8(this.serialized)
+    else this.store.writeJson(this.slot, this.key, w)
+  }
+
   /** The UTF-8 length of its answer JSON. */
   get bytes (): number {
     if (this.size === 0) this.size = Buffer.byteLength(this.json)
@@ -94,6 +126,8 @@ const MAX_SLABS = 2 ** (32 - SLAB_BITS)
 /** A value longer than this gets a slab of its own, so that it leaves no slab mostly empty. */
 const OWN_SLAB = SLAB / 4
 const EMPTY = Buffer.alloc(0)
+/** Where `jsonAt` writes an entry before it is made text. */
+const scratch = new ByteWriter()
 
 /**
  * The in-shape entries of one generation of a bucket, by key. Every key put in the generation keeps
@@ -271,13 +305,63 @@ export class Entries {
   jsonAt (slot: number, key: string): string {
     const kept = this.recent.get(slot)
     if (kept !== undefined) return kept
-    const known = this.known.pageOf(slot)
-    const value = valueJson(this.valueAt(slot), known[inPage(slot)] as Known)
-    known[inPage(slot)] = value.known
-    const json = `${entryHead(this.what, key, fieldsOf(this.what, key))},${value.json},"revision":${this.revisionAt(slot)},"updated":"${new Date(this.updatedAt(slot)).toISOString()}"}`
+    scratch.length = 0
+    this.writeJson(slot, key, scratch)
+    const json = scratch.text()
     this.recent.set(slot, json)
     if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value as number)
     return json
+  }
+
+  /**
+   * Writes the answer JSON of the entry in `slot` (whose key is `key`) as UTF-8: the one encoder of
+   * an entry. A JSON value is copied as it arrived, less the whitespace around it; only a value not
+   * yet read, or not JSON, is made text.
+   */
+  writeJson (slot: number, key: string, w: ByteWriter): void {
+    w.bytes(KEY_HEAD)
+    w.latin1(key)
+    w.byte(QUOTE)
+    this.writeFields(key, w)
+    const known = this.known.pageOf(slot)
+    const at = inPage(slot)
+    const value = this.valueAt(slot)
+    if (known[at] === Known.json) {
+      let start = 0
+      let end = value.length
+      while (start < end && isJsonSpace(value[start] as number)) start++
+      while (end > start && isJsonSpace(value[end - 1] as number)) end--
+      w.bytes(VALUE_HEAD)
+      w.bytes(value, start, end)
+    } else {
+      const read = valueJson(value, known[at] as Known)
+      known[at] = read.known
+      w.byte(0x2c)
+      w.utf8(read.json)
+    }
+    w.bytes(REVISION_HEAD)
+    w.latin1(String(this.revisionAt(slot)))
+    w.bytes(UPDATED_HEAD)
+    w.latin1(isoOf(this.updatedAt(slot)))
+    w.byte(QUOTE)
+    w.byte(0x7d)
+  }
+
+  /** The key's fields as the entry's JSON writes them: its tokens as they stand, or decoded where the bucket decodes one. */
+  private writeFields (key: string, w: ByteWriter): void {
+    if (TOKENS_ARE_FIELDS[this.what]) {
+      const heads = ENTRY_HEADS[this.what]
+      let from = 0
+      for (let i = 0; i < heads.length; i++) {
+        const to = i === heads.length - 1 ? key.length : key.indexOf('.', from)
+        w.bytes(heads[i] as Buffer)
+        w.latin1(key, from, to)
+        w.byte(QUOTE)
+        from = to + 1
+      }
+      return
+    }
+    w.utf8(entryHead(this.what, key, fieldsOf(this.what, key)).slice(`{"key":"${key}"`.length))
   }
 
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */
