@@ -19,6 +19,7 @@ import type { ViewSignal } from '../follow/bucket-follower.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
 import { ByteWriter } from '../store/byte-writer.js'
+import type { StoredEntry } from '../store/entry.js'
 
 /** 2000-01-01 in nanoseconds: a generation before it is no time a bucket was created. */
 const EARLIEST_GENERATION = '946684800000000000'
@@ -167,11 +168,11 @@ function list (head: Head, n: Narrowing, revision: number, after: string | undef
   let used = outOfShape.bytes
   let omitted = 0
   let cut: Cut | undefined
-  let next: string | undefined
+  let last: StoredEntry | undefined
   const walked = selection.walk(after, (e) => {
     if (cut === undefined && taken >= limit) cut = 'limit'
     if (cut === undefined) {
-      const tail = 66 + 6 * e.key.length // bounds `,"next":…,"cut":{…}` for any key
+      const tail = 66 + 6 * e.keyLength // bounds `,"next":…,"cut":{…}` for any key
       const mark = w.length
       if (taken > 0) w.byte(COMMA)
       const start = w.length
@@ -185,7 +186,7 @@ function list (head: Head, n: Narrowing, revision: number, after: string | undef
       if (used + bytes + 1 + tail <= budget) {
         taken++
         used += bytes + 1
-        next = e.key
+        last = e
         return true
       }
       cut = 'payload'
@@ -197,7 +198,7 @@ function list (head: Head, n: Narrowing, revision: number, after: string | undef
   })
   const total = selection.exact ? selection.count() : walked.before + walked.after
   if (selection.exact && cut !== undefined) omitted = total - walked.before - walked.after + 1
-  if (cut !== undefined && next === undefined && after !== undefined) next = after
+  const next = last?.key ?? (cut !== undefined ? after : undefined)
   return listDocument(documentHead(head), { revision, total, entries: w.view(), outOfShape, cut: cut === undefined ? undefined : { reason: cut, omitted }, next })
 }
 

@@ -65,7 +65,7 @@ export class Selection {
   /**
    * Visits the kept entries after `after` in key order until `visit` returns false; gives how many
    * kept entries precede them, and (`after`) how many of those after were visited. The entry is
-   * the contents' own: nothing is allocated per entry.
+   * read from the contents' columns when visited, its key only when asked.
    */
   walk (after: string | undefined, visit: (e: StoredEntry) => boolean): { before: number, after: number } {
     const { set, exact } = this.read
@@ -75,9 +75,10 @@ export class Selection {
     let before = start
     let visited = 0
     for (let i = start; i < set.size; i++) {
-      const e = entries.at(set.slotAt(i))
+      const slot = set.slotAt(i)
+      const e = entries.at(slot)
       if (!exact && !n.matches(e.fields)) continue
-      if (after !== undefined && e.key <= after) {
+      if (after !== undefined && entries.keys.compareAt(slot, after) <= 0) {
         before++
         continue
       }

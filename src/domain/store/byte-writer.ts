@@ -44,6 +44,18 @@ export class ByteWriter {
     this.length += end - start
   }
 
+  /** Writes again the bytes written at `start` to `end`. */
+  again (start: number, end: number): void {
+    const buffer = this.room(end - start)
+    for (let i = start, at = this.length; i < end; i++) buffer[at++] = buffer[i] as number
+    this.length += end - start
+  }
+
+  /** The byte written at `at`. */
+  at (at: number): number {
+    return this.buffer[at] as number
+  }
+
   /** The bytes written from `start` on, as text. */
   text (start = 0): string {
     return this.buffer.toString('utf8', start, this.length)

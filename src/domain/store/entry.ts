@@ -47,6 +47,7 @@ const VALUE_HEAD = latin1(',"value":')
 const REVISION_HEAD = latin1(',"revision":')
 const UPDATED_HEAD = latin1(',"updated":"')
 const QUOTE = 0x22
+const DOT = 0x2e
 
 /** Whether a byte is JSON's whitespace, which a JSON value's text may have around it. */
 const isJsonSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
@@ -78,7 +79,18 @@ export class StoredEntry {
   private serialized: string | undefined
   private size = 0
 
-  constructor (private readonly store: Entries, readonly key: string, private readonly slot: number) {}
+  constructor (private readonly store: Entries, private readonly slot: number, private named?: string) {}
+
+  /** Its key: read from the key table when asked (a list written as bytes needs none). */
+  get key (): string {
+    this.named ??= this.store.keys.keyAt(this.slot)
+    return this.named
+  }
+
+  /** The length of its key, a byte a character. */
+  get keyLength (): number {
+    return this.named?.length ?? this.store.keys.lengthAt(this.slot)
+  }
 
   get revision (): number {
     return this.store.revisionAt(this.slot)
@@ -96,14 +108,14 @@ export class StoredEntry {
 
   /** Its answer JSON. */
   get json (): string {
-    this.serialized ??= this.store.jsonAt(this.slot, this.key)
+    this.serialized ??= this.store.jsonAt(this.slot)
     return this.serialized
   }
 
   /** Writes its answer JSON, as `json` holds it, into `w`, with no string made. */
   writeTo (w: ByteWriter): void {
     if (this.serialized !== undefined) w.utf8(this.serialized)
-    else this.store.writeJson(this.slot, this.key, w)
+    else this.store.writeJson(this.slot, w)
   }
 
   /** The UTF-8 length of its answer JSON. */
@@ -169,12 +181,12 @@ export class Entries {
 
   get (key: string): StoredEntry | undefined {
     const slot = this.liveSlot(key)
-    return slot === undefined ? undefined : new StoredEntry(this, key, slot)
+    return slot === undefined ? undefined : new StoredEntry(this, slot, key)
   }
 
   /** The entry held in `slot`. */
   at (slot: number): StoredEntry {
-    return new StoredEntry(this, this.keys.keyAt(slot), slot)
+    return new StoredEntry(this, slot)
   }
 
   revision (key: string): number | undefined {
@@ -302,11 +314,11 @@ export class Entries {
   }
 
   /** The answer JSON of the entry in `slot`. */
-  jsonAt (slot: number, key: string): string {
+  jsonAt (slot: number): string {
     const kept = this.recent.get(slot)
     if (kept !== undefined) return kept
     scratch.length = 0
-    this.writeJson(slot, key, scratch)
+    this.writeJson(slot, scratch)
     const json = scratch.text()
     this.recent.set(slot, json)
     if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value as number)
@@ -314,15 +326,17 @@ export class Entries {
   }
 
   /**
-   * Writes the answer JSON of the entry in `slot` (whose key is `key`) as UTF-8: the one encoder of
-   * an entry. A JSON value is copied as it arrived, less the whitespace around it; only a value not
-   * yet read, or not JSON, is made text.
+   * Writes the answer JSON of the entry in `slot` as UTF-8: the one encoder of an entry. Its key
+   * and a JSON value are copied as they are held (the value less the whitespace around it); only a
+   * value not yet read, or not JSON, is made text.
    */
-  writeJson (slot: number, key: string, w: ByteWriter): void {
+  writeJson (slot: number, w: ByteWriter): void {
     w.bytes(KEY_HEAD)
-    w.latin1(key)
+    const start = w.length
+    this.keys.writeKey(slot, w)
+    const end = w.length
     w.byte(QUOTE)
-    this.writeFields(key, w)
+    this.writeFields(slot, start, end, w)
     const known = this.known.pageOf(slot)
     const at = inPage(slot)
     const value = this.valueAt(slot)
@@ -347,20 +361,26 @@ export class Entries {
     w.byte(0x7d)
   }
 
-  /** The key's fields as the entry's JSON writes them: its tokens as they stand, or decoded where the bucket decodes one. */
-  private writeFields (key: string, w: ByteWriter): void {
+  /**
+   * The key's fields as the entry's JSON writes them, the key's bytes being at `start` to `end` of
+   * `w`: its tokens as they stand, or decoded where the bucket decodes one.
+   */
+  private writeFields (slot: number, start: number, end: number, w: ByteWriter): void {
     if (TOKENS_ARE_FIELDS[this.what]) {
       const heads = ENTRY_HEADS[this.what]
-      let from = 0
+      let from = start
       for (let i = 0; i < heads.length; i++) {
-        const to = i === heads.length - 1 ? key.length : key.indexOf('.', from)
+        let to = from
+        if (i === heads.length - 1) to = end
+        else while (w.at(to) !== DOT) to++
         w.bytes(heads[i] as Buffer)
-        w.latin1(key, from, to)
+        w.again(from, to)
         w.byte(QUOTE)
         from = to + 1
       }
       return
     }
+    const key = this.keys.keyAt(slot)
     w.utf8(entryHead(this.what, key, fieldsOf(this.what, key)).slice(`{"key":"${key}"`.length))
   }
 

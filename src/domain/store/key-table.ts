@@ -4,6 +4,7 @@
 // an open-addressing table of slots (~50 bytes in all).
 
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
+import type { ByteWriter } from './byte-writer.js'
 
 /** Keys' bytes come in slabs that stay put; a key never spans two. */
 const SLAB_BITS = 16
@@ -78,6 +79,20 @@ export class KeyTable {
     const start = places[at] as number
     const offset = start & (SLAB - 1)
     return (this.slabs[start >>> SLAB_BITS] as Buffer).toString('latin1', offset, offset + (places[at + 1] as number))
+  }
+
+  /** The length of the key in `slot` (a byte a character). */
+  lengthAt (slot: number): number {
+    return this.places.pageOf(slot)[2 * inPage(slot) + 1] as number
+  }
+
+  /** Writes the key in `slot` as its bytes, with no string made. */
+  writeKey (slot: number, w: ByteWriter): void {
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
+    const start = places[at] as number
+    const offset = start & (SLAB - 1)
+    w.bytes(this.slabs[start >>> SLAB_BITS] as Buffer, offset, offset + (places[at + 1] as number))
   }
 
   /** The sign of the key in `slot` against `key` in code-unit order, without making its string. */
