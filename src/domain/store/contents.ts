@@ -9,7 +9,7 @@ import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson, type EntriesRead } from './entry.js'
 import { indexValue, PrefixRuns, SEP, SetRuns } from './index-runs.js'
 import { KeyRange, KeyUnion, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
-import { Tally, type TallyRead } from './tally.js'
+import { compareInstants, Tally, type Instant, type TallyRead } from './tally.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -188,25 +188,41 @@ export class Contents {
     this.outOfShapeAt = FIELDS[what].map(() => ({ byToken: new Map(), none: 0 }))
     this.none = new SortedSlots(this.entries.keys)
     this.generation = generationOf(created)
-    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens), what === 'needs')
+    this.tally = this.counts = what === 'registry' ? undefined : new Tally(what !== 'collect', (tokens) => this.recount(tokens), what === 'needs' ? (tokens, at) => this.waitingAfter(tokens, at) : undefined)
   }
 
   /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
   private recount (tokens: readonly string[]): { count: number, ms: number, nanos: number, revision: number } {
     const out = { count: 0, ms: 0, nanos: 0, revision: 0 }
-    const all = this.allKeys
-    const prefix = tokens.join('.')
-    const whole = tokens.length === FIELDS[this.what].length
-    if (all === undefined) return out
-    const [lo, hi] = whole ? [all.lowerBound(prefix), all.upperBound(prefix)] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
-    for (let i = lo; i < hi; i++) {
-      const slot = all.slotAt(i)
+    for (const slot of this.slotsUnder(tokens)) {
       const ms = this.entries.updatedAt(slot)
       const nanos = this.entries.nanosAt(slot)
       out.count++
       if (ms > out.ms || (ms === out.ms && nanos >= out.nanos)) Object.assign(out, { ms, nanos, revision: this.entries.revisionAt(slot) })
     }
     return out
+  }
+
+  /** The keys under a key's leading `tokens` (a prefix of the sorted keys), by slot: empty while the snapshot loads. */
+  private * slotsUnder (tokens: readonly string[]): Generator<number> {
+    const all = this.allKeys
+    if (all === undefined) return
+    const prefix = tokens.join('.')
+    const [lo, hi] = tokens.length === FIELDS[this.what].length ? [all.lowerBound(prefix), all.upperBound(prefix)] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
+    for (let i = lo; i < hi; i++) yield all.slotAt(i)
+  }
+
+  /** How many entries under `tokens` were written after `at`, and the earliest of them: what a needs module waits on (tally.ts). */
+  private waitingAfter (tokens: readonly string[], at: Instant | undefined): { waiting: number, since: Instant | undefined } {
+    let waiting = 0
+    let since: Instant | undefined
+    for (const slot of this.slotsUnder(tokens)) {
+      const written = { ms: this.entries.updatedAt(slot), nanos: this.entries.nanosAt(slot) }
+      if (at !== undefined && compareInstants(written, at) <= 0) continue
+      waiting++
+      if (since === undefined || compareInstants(written, since) < 0) since = written
+    }
+    return { waiting, since }
   }
 
   /**

@@ -2,8 +2,8 @@
 // a glance (docs/glance.md) costs the rows it answers rather than the entries behind them. It holds a
 // few numbers a node and a module, nothing an entry; a module's latest write is recounted from
 // the bucket's sorted keys only when the entry that held it leaves. A needs module also keeps its
-// needs' instants in order and its needs per kind, so that what waits since when and what no
-// registry entry answers (docs/glance.md) cost the module's row, never its entries.
+// needs per kind, so that what no registry entry answers (docs/glance.md) costs the module's row;
+// what waits since when is read from the module's own needs when its row is made.
 
 import { TOKEN_PATTERN } from '../wire/key-shapes.js'
 
@@ -56,41 +56,24 @@ export class Group implements Instant {
   }
 }
 
-/** A needs module's entries: beside its Group, its needs' instants in order and how many of each kind. */
+/** How many entries under a key's leading tokens were written after `at`, and the earliest of them (every one when `at` is undefined). */
+export type WaitingAfter = (tokens: readonly string[], at: Instant | undefined) => { waiting: number, since: Instant | undefined }
+
+/**
+ * A needs module's entries: beside its Group, how many needs of each kind. What waits since when
+ * is read from the module's own entries when its row is made: an instant kept per need was 16 to
+ * 24 bytes an entry of the process (bench/RESULTS.md, bytes per entry), a row's read is ~50 of them.
+ */
 export class NeedsGroup extends Group {
-  /** Every need's instant, earliest first, as ms and ns side by side (two numbers a need, no object). */
-  private readonly at: number[] = []
   readonly kinds = new Map<string, number>()
+
+  constructor (private readonly node: string, private readonly module: string, private readonly waitingAfter: WaitingAfter) {
+    super()
+  }
 
   /** How many needs were written after `at`, and the earliest of them (every need when `at` is undefined). */
   after (at: Instant | undefined): { waiting: number, since: Instant | undefined } {
-    const i = at === undefined ? 0 : this.firstAfter(at)
-    const n = this.at.length / 2
-    return { waiting: n - i, since: i < n ? { ms: this.at[2 * i] as number, nanos: this.at[2 * i + 1] as number } : undefined }
-  }
-
-  place ({ ms, nanos }: Instant): void {
-    const i = this.firstAfter({ ms, nanos })
-    this.at.splice(2 * i, 0, ms, nanos)
-  }
-
-  unplace (at: Instant): void {
-    // The last of the equal ones: any of them stands for the instant.
-    const i = this.firstAfter(at) - 1
-    if (i >= 0 && this.at[2 * i] === at.ms && this.at[2 * i + 1] === at.nanos) this.at.splice(2 * i, 2)
-  }
-
-  /** The index of the first need written after `at`. */
-  private firstAfter ({ ms, nanos }: Instant): number {
-    let lo = 0
-    let hi = this.at.length / 2
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      const m = this.at[2 * mid] as number
-      if (m > ms || (m === ms && (this.at[2 * mid + 1] as number) > nanos)) hi = mid
-      else lo = mid + 1
-    }
-    return lo
+    return this.waitingAfter([this.node, this.module], at)
   }
 }
 
@@ -131,10 +114,10 @@ export class Tally {
   private readonly byKind = new Map<string, Set<string>>()
 
   /**
-   * `byModule`: the bucket's second key token is a module (needs, applied); `needs`: its modules
-   * keep their needs' instants and kinds (NeedsGroup).
+   * `byModule`: the bucket's second key token is a module (needs, applied); `waitingAfter`, for
+   * needs: its modules keep their needs' kinds and read what waits (NeedsGroup).
    */
-  constructor (private readonly byModule: boolean, private readonly recount: Recount, private readonly needs = false) {}
+  constructor (private readonly byModule: boolean, private readonly recount: Recount, private readonly waitingAfter?: WaitingAfter) {}
 
   /** The modules (`<node>.<module>`) with needs of `kind`: those a registry write of the kind may change. */
   modulesOfKind (kind: string): ReadonlySet<string> | undefined {
@@ -192,9 +175,8 @@ export class Tally {
     t.entries.add(ms, nanos, revision)
     if (t.modules === undefined) return
     let g = t.modules.get(module)
-    if (g === undefined) t.modules.set(module, (g = this.needs ? new NeedsGroup() : new Group()))
+    if (g === undefined) t.modules.set(module, (g = this.waitingAfter !== undefined ? new NeedsGroup(node, module, this.waitingAfter) : new Group()))
     g.add(ms, nanos, revision)
-    if (g instanceof NeedsGroup) g.place({ ms, nanos })
     this.countKind(key, g, 1, node, module)
   }
 
@@ -203,12 +185,7 @@ export class Tally {
     const [node, module] = nodeAndModule(key)
     const t = this.byNode.get(node)
     t?.entries.rewrite(old, ms, nanos, revision)
-    const g = t?.modules?.get(module)
-    g?.rewrite(old, ms, nanos, revision)
-    if (g instanceof NeedsGroup) {
-      g.unplace(old)
-      g.place({ ms, nanos })
-    }
+    t?.modules?.get(module)?.rewrite(old, ms, nanos, revision)
   }
 
   /** An in-shape key held, deleted. */
@@ -220,7 +197,6 @@ export class Tally {
     const g = t.modules?.get(module)
     if (g !== undefined) {
       g.remove(old)
-      if (g instanceof NeedsGroup) g.unplace(old)
       this.countKind(key, g, -1, node, module)
       if (g.count === 0) t.modules?.delete(module)
     }
