@@ -8,11 +8,10 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
-import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
 import { REALM, type Admission } from './admission.js'
-import { replyError } from './errors.js'
+import { errorBody, replyError, type AccessCode, type AccessRefusal } from './errors.js'
+import { refused } from './responses.js'
 import { findToken, forbidden, type Reading, type Token } from './tokens.js'
 
 declare module 'fastify' {
@@ -42,12 +41,15 @@ export function askedAs (request: FastifyRequest): string {
   return request.narrowedTo === undefined ? request.url : `${request.url}#${request.narrowedTo.join(',')}`
 }
 
+/** A refusal of a token, the gateway's own (src/http/errors.ts): never a domain error. */
+const refusal = (code: AccessCode, message: string): AccessRefusal => ({ code, message })
+
 /** Why `tokens` (read again on SIGHUP) no longer allow what was admitted: the token is gone (401) or no longer reads it (403); undefined while they do. */
-export function refusalOf (admission: Admission, tokens: readonly Token[]): ProvisionerError | undefined {
+export function refusalOf (admission: Admission, tokens: readonly Token[]): AccessRefusal | undefined {
   const token = tokens.find((t) => t.sha256 === admission.sha256)
-  if (token === undefined) return new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows any more (the tokens file was read again); ask the operator for one')
+  if (token === undefined) return refusal('UNAUTHORIZED', 'the bearer token is not one the gateway knows any more (the tokens file was read again); ask the operator for one')
   const why = forbidden(token, admission.reading)
-  return why === undefined ? undefined : new ProvisionerError('FORBIDDEN', why)
+  return why === undefined ? undefined : refusal('FORBIDDEN', why)
 }
 
 /** Routes ending in /events: a browser's EventSource cannot set headers, so the query carries the token. */
@@ -62,12 +64,10 @@ export interface AccessDeps {
 }
 
 const MISSING = 'this route takes a bearer token: send Authorization: Bearer <token>'
-export const example = (code: 'UNAUTHORIZED' | 'FORBIDDEN' | 'BAD_REQUEST', message: string | undefined) => new ProvisionerError(code, message ?? '').toBody()
+const example = (code: AccessCode, message: string | undefined) => errorBody(refusal(code, message ?? ''))
 const UNAUTHORIZED_EXAMPLE = example('UNAUTHORIZED', MISSING)
 const FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'ace', sha256: '', nodes: ['ace'], metrics: false }, { of: 'nodes', nodes: ['g14'] }))
 const METRICS_FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'console', sha256: '', nodes: '*', metrics: false }, { of: 'metrics' }))
-
-export const refusedResponse = (description: string, example: unknown) => ({ description, content: { 'application/json': { schema: Type.Ref('ErrorBody'), example } } })
 
 /** A route of the registry: readable by every token. */
 function readsRegistry (request: FastifyRequest): boolean {
@@ -148,12 +148,12 @@ function describeAccess (route: RouteOptions): void {
     security: [{ bearer: [] }],
     response: {
       ...(route.schema.response as object | undefined),
-      401: refusedResponse(`No bearer token, or one the gateway does not know (\`WWW-Authenticate: Bearer realm="${REALM}"\`).`, UNAUTHORIZED_EXAMPLE),
+      401: refused(`No bearer token, or one the gateway does not know (\`WWW-Authenticate: Bearer realm="${REALM}"\`).`, UNAUTHORIZED_EXAMPLE),
       ...(scoped
         ? {
             403: access === 'metrics'
-              ? refusedResponse('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
-              : refusedResponse('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
+              ? refused('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
+              : refused('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
           }
         : {})
     }
@@ -162,9 +162,8 @@ function describeAccess (route: RouteOptions): void {
 
 /** The onRequest hook that checks a checked route's token against `tokens` now, and what it lets the request read. */
 function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics']) {
-  const refuse = (reply: FastifyReply, reason: RefusalReason, error: ProvisionerError): FastifyReply => {
+  const refuse = (reply: FastifyReply, reason: RefusalReason, error: AccessRefusal): FastifyReply => {
     metrics.refused(reason)
-    if (error.code === 'UNAUTHORIZED') reply.header('www-authenticate', `Bearer realm="${REALM}"`)
     return replyError(reply, error)
   }
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -172,10 +171,10 @@ function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics
     if (request.method === 'OPTIONS' || request.routeOptions.config.access === undefined) return
     const given = presented(request)
     if (given === undefined || given === '') {
-      return refuse(reply, 'missing', new ProvisionerError('UNAUTHORIZED', `${MISSING}${isEvents(request.routeOptions.url ?? '') ? ' or access_token=<token> in the query' : ''}`))
+      return refuse(reply, 'missing', refusal('UNAUTHORIZED', `${MISSING}${isEvents(request.routeOptions.url ?? '') ? ' or access_token=<token> in the query' : ''}`))
     }
     const token = findToken(tokens(), given)
-    if (token === undefined) return refuse(reply, 'unknown', new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'))
+    if (token === undefined) return refuse(reply, 'unknown', refusal('UNAUTHORIZED', 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'))
     request.tokenName = token.name
     request.token = token
     let reading = readingOf(request)
@@ -186,7 +185,7 @@ function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics
       reading = { of: 'nodes', nodes: token.nodes }
     }
     const why = forbidden(token, reading)
-    if (why !== undefined) return refuse(reply, 'forbidden', new ProvisionerError('FORBIDDEN', why))
+    if (why !== undefined) return refuse(reply, 'forbidden', refusal('FORBIDDEN', why))
     request.admitted = { sha256: token.sha256, reading }
   }
 }
