@@ -12,7 +12,8 @@ import type { RefusalReason } from '../metrics.js'
 import { REALM, type Admission } from './admission.js'
 import { errorBody, replyError, type AccessCode, type AccessRefusal } from './errors.js'
 import { refused } from './responses.js'
-import { findToken, forbidden, type Reading, type Token } from './tokens.js'
+import type { Token } from '../settings/tokens-file.js'
+import { findToken, forbidden, type Reading } from './tokens.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
