@@ -1,7 +1,9 @@
 // Who may read the gateway (docs/access.md): one onRequest hook checks the bearer token of every route but
 // those that declare themselves open (`config: { open: true }`, in their own module under routes/),
 // and one onRoute hook puts the bearer scheme, 401 and 403 into each checked route's OpenAPI entry.
-// A route is checked unless it says otherwise, so that a new one cannot be left open by forgetting.
+// A route is checked unless it says otherwise, so that a new one cannot be left open by forgetting;
+// what it reads, when not the nodes' entries, it declares too (`config: { access: ... }`), never
+// read off its URL.
 // A token of some nodes that names none reads its own: the hook gives the query its nodes as
 // `node`, on every route whose query string takes `node`, so each route answers exactly what the
 // same question naming them would.
@@ -12,6 +14,7 @@ import type { RefusalReason } from '../metrics.js'
 import { REALM, type Admission } from './admission.js'
 import { errorBody, replyError, type AccessCode, type AccessRefusal } from './errors.js'
 import { refused } from './responses.js'
+import type { What } from '../domain/wire/key-shapes.js'
 import type { Token } from '../settings/tokens-file.js'
 import { findToken, forbidden, type Reading } from './tokens.js'
 
@@ -19,8 +22,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Declared by a route anyone may read without a token: the process's health, the documents, the page. */
     open?: boolean
-    /** What a token must allow to read this route: declared by a route that reads no nodes (`metrics`, `self`), else set to `reader` by the access hook; absent: the route is open. */
-    access?: 'reader' | 'metrics' | 'self'
+    /**
+     * What a token must allow to read this route: declared by a route that reads no nodes (`registry`
+     * and `self`, read by every token; `metrics`, by the scraper's), else set to `reader` (the nodes'
+     * entries, a scoped token's own) by the access hook; absent: the route is open.
+     */
+    access?: 'reader' | 'registry' | 'metrics' | 'self'
   }
   interface FastifyRequest {
     /** The name of the token the request was let in with, for the log; never the token. */
@@ -70,10 +77,9 @@ const UNAUTHORIZED_EXAMPLE = example('UNAUTHORIZED', MISSING)
 const FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'ace', sha256: '', nodes: ['ace'], metrics: false }, { of: 'nodes', nodes: ['g14'] }))
 const METRICS_FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'console', sha256: '', nodes: '*', metrics: false }, { of: 'metrics' }))
 
-/** A route of the registry: readable by every token. */
-function readsRegistry (request: FastifyRequest): boolean {
-  const url = request.routeOptions.url ?? ''
-  return /^\/v1\/registry(\/|$)/.test(url) || (request.params as Record<string, unknown>)['what'] === 'registry'
+/** What a route of `what`'s entries declares it reads (`config`): the registry is read by every token, a bucket of nodes' entries by the tokens of those nodes. */
+export function accessOf (what: What): { access: 'registry' | 'reader' } {
+  return { access: what === 'registry' ? 'registry' : 'reader' }
 }
 
 /** Whether the route's query string takes `node`: then a token of some nodes that names none is given its own. */
@@ -92,10 +98,8 @@ function namedNodes (request: FastifyRequest): string[] {
 
 /** What the request reads, for the token's scope: the nodes come from the path or the query. */
 function readingOf (request: FastifyRequest): Reading {
-  const config = request.routeOptions.config
-  if (config.access === 'metrics') return { of: 'metrics' }
-  if (config.access === 'self') return { of: 'self' }
-  if (readsRegistry(request)) return { of: 'registry' }
+  const access = request.routeOptions.config.access
+  if (access === 'registry' || access === 'metrics' || access === 'self') return { of: access }
   const nodes = namedNodes(request)
   return { of: 'nodes', nodes: nodes.length === 0 ? undefined : nodes }
 }
@@ -143,7 +147,8 @@ function describeAccess (route: RouteOptions): void {
   const access = route.config?.access ?? 'reader'
   route.config = { ...route.config, access }
   if (route.schema === undefined || route.schema.hide === true) return
-  const scoped = access === 'metrics' || (access === 'reader' && !/^\/v1\/registry(\/|$)/.test(route.url))
+  // Every token reads the registry and itself: only the nodes' entries and /metrics refuse one (403).
+  const scoped = access === 'metrics' || access === 'reader'
   route.schema = {
     ...route.schema,
     security: [{ bearer: [] }],
