@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { StartError } from '../src/start-error.js'
-import { newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
+import { newToken, parseTokens, type TokenEntry } from '../src/settings/tokens-file.js'
 
 const USAGE_LINE = 'usage: npm run token -- --name <who> --nodes <"*" or node,node,...> [--metrics] [--file <tokens file>]'
 const USAGE = `${USAGE_LINE}

@@ -8,8 +8,8 @@ import { readDuration, readWhole } from './domain/wire/numbers.js'
 import { DEFAULT_DOMAINS, type DomainTable } from './domain/registry/registry-table.js'
 import { DomainTableError, parseDomainTable } from './domain/registry/registry.js'
 import { StartError, type StartErrorCode } from './start-error.js'
-import { loadTls, type TlsFiles } from './http/tls.js'
-import { parseTokens, type Token } from './http/tokens.js'
+import { loadTls, type TlsFiles } from './settings/tls-files.js'
+import { parseTokens, type Token } from './settings/tokens-file.js'
 import { defined } from './domain/defined.js'
 
 export interface Config {

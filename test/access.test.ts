@@ -10,9 +10,9 @@ import type { NatsConnection } from 'nats'
 import { Type } from 'typebox'
 import { checkInjected, request } from './support/http.js'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
-import { ErrorBody } from '../src/domain/wire/schemas.js'
 import { registerAccess } from '../src/http/access.js'
-import { newToken, parseTokens, type TokenEntry } from '../src/http/tokens.js'
+import { ErrorBody } from '../src/http/schemas.js'
+import { newToken, parseTokens, type TokenEntry } from '../src/settings/tokens-file.js'
 import type { RefusalReason } from '../src/metrics.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
@@ -98,10 +98,20 @@ describe('a token reads what its nodes allow', () => {
     for (const path of PROTECTED.filter((p) => p !== '/metrics')) expect((await get(path, bearer('console'))).status).toBe(200)
   })
 
-  test.each(['/v1/registry', '/v1/registry?kind=secret', '/v1/registry/secret'])('the registry is read by every token: %s', async (path) => {
+  test.each(['/v1/registry', '/v1/registry?kind=secret', '/v1/registry/secret', '/v1/registry/facets?by=kind'])('the registry is read by every token: %s', async (path) => {
     const got = await get(path, bearer('ace'))
     expect(got.status).toBe(200)
     expect(got.body).toBe((await get(path, bearer('console'))).body)
+  })
+
+  test('the registry\'s event stream is followed by every token, as the console\'s token follows it', async () => {
+    const own = await openStream(`${running.url}/v1/registry/events?access_token=${made.ace.token}`)
+    const all = await openStream(`${running.url}/v1/registry/events?access_token=${made.console.token}`)
+    expect([own.status, all.status]).toEqual([200, 200])
+    const at = await untilEvent(own, isSynced)
+    await untilEvent(all, isSynced)
+    expect(own.events.slice(0, at + 1).filter((e) => e.event === 'put').length, 'the registry\'s entries').toBeGreaterThan(0)
+    expect(own.events.slice(0, at + 1)).toEqual(all.events.slice(0, at + 1))
   })
 
   test.each(['/v1/needs?node=ace', '/v1/applied?node=ace', '/v1/collect?node=ace', '/v1/needs?node=ace&module=gitea'])('a scoped token reads its node: %s', async (path) => {
@@ -429,12 +439,15 @@ describe('routes added later are checked too (the events and one-entry routes)',
   const strict = Type.Object({ node: Type.Optional(Type.String()) }, { additionalProperties: false })
   registerAccess(app, { tokens: () => tokens, metrics: { refused: () => {} } })
   app.get('/v1/:what/events', { schema: { querystring: strict } }, async (request) => ({ query: request.query, token: request.tokenName }))
+  // What it reads the route declares, whatever its URL or query: this one takes `node` and is still read whole by every token.
+  app.get('/v1/registry/events', { config: { access: 'registry' }, schema: { querystring: strict } }, async (request) => ({ query: request.query, token: request.tokenName }))
   app.get('/v1/needs/:node/:module/:kind/:name', { schema: { querystring: Type.Object({}, { additionalProperties: false }) } }, async (request) => ({ token: request.tokenName }))
   afterAll(async () => await app.close())
 
   test.each([
     [`/v1/needs/events?node=ace&access_token=${made.ace.token}`, {}, 200, { query: { node: 'ace' }, token: 'ace' }],
     [`/v1/registry/events?access_token=${made.ace.token}`, {}, 200, { query: {}, token: 'ace' }],
+    [`/v1/registry/events?node=g14&access_token=${made.ace.token}`, {}, 200, { query: { node: 'g14' }, token: 'ace' }],
     ['/v1/needs/events?node=ace', bearer('ace'), 200, { query: { node: 'ace' }, token: 'ace' }],
     [`/v1/needs/events?access_token=${made.console.token}`, {}, 200, { query: {}, token: 'console' }],
     [`/v1/needs/events?node=g14&access_token=${made.ace.token}`, {}, 403, undefined],

@@ -12,7 +12,7 @@ export interface components {
             /** @description What was refused and why. */
             error: {
                 /** @description A stable code for programs. */
-                code: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CURSOR_EXPIRED" | "NOT_READY" | "BUCKET_MISSING" | "INTERNAL";
+                code: "BAD_REQUEST" | "NOT_FOUND" | "CURSOR_EXPIRED" | "NOT_READY" | "BUCKET_MISSING" | "INTERNAL";
                 /** @description What was wrong and what would have worked, for people. */
                 message: string;
                 /** @description The request field at fault, when there is one. */

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
 import { refusalOf } from './access.js'
-import type { Token } from './tokens.js'
+import type { Token } from '../settings/tokens-file.js'
 
 const ace: Token = { name: 'ace', sha256: 'a'.repeat(64), nodes: ['ace'], metrics: false }
 

@@ -1,26 +1,33 @@
 // Who may read the gateway (docs/access.md): one onRequest hook checks the bearer token of every route but
 // those that declare themselves open (`config: { open: true }`, in their own module under routes/),
 // and one onRoute hook puts the bearer scheme, 401 and 403 into each checked route's OpenAPI entry.
-// A route is checked unless it says otherwise, so that a new one cannot be left open by forgetting.
+// A route is checked unless it says otherwise, so that a new one cannot be left open by forgetting;
+// what it reads, when not the nodes' entries, it declares too (`config: { access: ... }`), never
+// read off its URL.
 // A token of some nodes that names none reads its own: the hook gives the query its nodes as
 // `node`, on every route whose query string takes `node`, so each route answers exactly what the
 // same question naming them would.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
-import { ProvisionerError } from '../domain/wire/errors.js'
 import type { RefusalReason } from '../metrics.js'
 import { REALM, type Admission } from './admission.js'
-import { replyError } from './errors.js'
-import { findToken, forbidden, type Reading, type Token } from './tokens.js'
+import { errorBody, replyError, type AccessCode, type AccessRefusal } from './errors.js'
+import { refused } from './responses.js'
+import type { What } from '../domain/wire/key-shapes.js'
+import type { Token } from '../settings/tokens-file.js'
+import { findToken, forbidden, type Reading } from './tokens.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Declared by a route anyone may read without a token: the process's health, the documents, the page. */
     open?: boolean
-    /** What a token must allow to read this route: declared by a route that reads no nodes (`metrics`, `self`), else set to `reader` by the access hook; absent: the route is open. */
-    access?: 'reader' | 'metrics' | 'self'
+    /**
+     * What a token must allow to read this route: declared by a route that reads no nodes (`registry`
+     * and `self`, read by every token; `metrics`, by the scraper's), else set to `reader` (the nodes'
+     * entries, a scoped token's own) by the access hook; absent: the route is open.
+     */
+    access?: 'reader' | 'registry' | 'metrics' | 'self'
   }
   interface FastifyRequest {
     /** The name of the token the request was let in with, for the log; never the token. */
@@ -42,12 +49,15 @@ export function askedAs (request: FastifyRequest): string {
   return request.narrowedTo === undefined ? request.url : `${request.url}#${request.narrowedTo.join(',')}`
 }
 
+/** A refusal of a token, the gateway's own (src/http/errors.ts): never a domain error. */
+const refusal = (code: AccessCode, message: string): AccessRefusal => ({ code, message })
+
 /** Why `tokens` (read again on SIGHUP) no longer allow what was admitted: the token is gone (401) or no longer reads it (403); undefined while they do. */
-export function refusalOf (admission: Admission, tokens: readonly Token[]): ProvisionerError | undefined {
+export function refusalOf (admission: Admission, tokens: readonly Token[]): AccessRefusal | undefined {
   const token = tokens.find((t) => t.sha256 === admission.sha256)
-  if (token === undefined) return new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows any more (the tokens file was read again); ask the operator for one')
+  if (token === undefined) return refusal('UNAUTHORIZED', 'the bearer token is not one the gateway knows any more (the tokens file was read again); ask the operator for one')
   const why = forbidden(token, admission.reading)
-  return why === undefined ? undefined : new ProvisionerError('FORBIDDEN', why)
+  return why === undefined ? undefined : refusal('FORBIDDEN', why)
 }
 
 /** Routes ending in /events: a browser's EventSource cannot set headers, so the query carries the token. */
@@ -62,17 +72,14 @@ export interface AccessDeps {
 }
 
 const MISSING = 'this route takes a bearer token: send Authorization: Bearer <token>'
-export const example = (code: 'UNAUTHORIZED' | 'FORBIDDEN' | 'BAD_REQUEST', message: string | undefined) => new ProvisionerError(code, message ?? '').toBody()
+const example = (code: AccessCode, message: string | undefined) => errorBody(refusal(code, message ?? ''))
 const UNAUTHORIZED_EXAMPLE = example('UNAUTHORIZED', MISSING)
 const FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'ace', sha256: '', nodes: ['ace'], metrics: false }, { of: 'nodes', nodes: ['g14'] }))
 const METRICS_FORBIDDEN_EXAMPLE = example('FORBIDDEN', forbidden({ name: 'console', sha256: '', nodes: '*', metrics: false }, { of: 'metrics' }))
 
-export const refusedResponse = (description: string, example: unknown) => ({ description, content: { 'application/json': { schema: Type.Ref('ErrorBody'), example } } })
-
-/** A route of the registry: readable by every token. */
-function readsRegistry (request: FastifyRequest): boolean {
-  const url = request.routeOptions.url ?? ''
-  return /^\/v1\/registry(\/|$)/.test(url) || (request.params as Record<string, unknown>)['what'] === 'registry'
+/** What a route of `what`'s entries declares it reads (`config`): the registry is read by every token, a bucket of nodes' entries by the tokens of those nodes. */
+export function accessOf (what: What): { access: 'registry' | 'reader' } {
+  return { access: what === 'registry' ? 'registry' : 'reader' }
 }
 
 /** Whether the route's query string takes `node`: then a token of some nodes that names none is given its own. */
@@ -91,10 +98,8 @@ function namedNodes (request: FastifyRequest): string[] {
 
 /** What the request reads, for the token's scope: the nodes come from the path or the query. */
 function readingOf (request: FastifyRequest): Reading {
-  const config = request.routeOptions.config
-  if (config.access === 'metrics') return { of: 'metrics' }
-  if (config.access === 'self') return { of: 'self' }
-  if (readsRegistry(request)) return { of: 'registry' }
+  const access = request.routeOptions.config.access
+  if (access === 'registry' || access === 'metrics' || access === 'self') return { of: access }
   const nodes = namedNodes(request)
   return { of: 'nodes', nodes: nodes.length === 0 ? undefined : nodes }
 }
@@ -142,18 +147,19 @@ function describeAccess (route: RouteOptions): void {
   const access = route.config?.access ?? 'reader'
   route.config = { ...route.config, access }
   if (route.schema === undefined || route.schema.hide === true) return
-  const scoped = access === 'metrics' || (access === 'reader' && !/^\/v1\/registry(\/|$)/.test(route.url))
+  // Every token reads the registry and itself: only the nodes' entries and /metrics refuse one (403).
+  const scoped = access === 'metrics' || access === 'reader'
   route.schema = {
     ...route.schema,
     security: [{ bearer: [] }],
     response: {
       ...(route.schema.response as object | undefined),
-      401: refusedResponse(`No bearer token, or one the gateway does not know (\`WWW-Authenticate: Bearer realm="${REALM}"\`).`, UNAUTHORIZED_EXAMPLE),
+      401: refused(`No bearer token, or one the gateway does not know (\`WWW-Authenticate: Bearer realm="${REALM}"\`).`, UNAUTHORIZED_EXAMPLE),
       ...(scoped
         ? {
             403: access === 'metrics'
-              ? refusedResponse('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
-              : refusedResponse('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
+              ? refused('The token does not read /metrics: the scraper\'s token has `"metrics": true`.', METRICS_FORBIDDEN_EXAMPLE)
+              : refused('The token reads only some nodes and the request names another (in `node` or the path); the message names the nodes it may read. Naming none, such a token reads its own nodes.', FORBIDDEN_EXAMPLE)
           }
         : {})
     }
@@ -162,9 +168,8 @@ function describeAccess (route: RouteOptions): void {
 
 /** The onRequest hook that checks a checked route's token against `tokens` now, and what it lets the request read. */
 function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics']) {
-  const refuse = (reply: FastifyReply, reason: RefusalReason, error: ProvisionerError): FastifyReply => {
+  const refuse = (reply: FastifyReply, reason: RefusalReason, error: AccessRefusal): FastifyReply => {
     metrics.refused(reason)
-    if (error.code === 'UNAUTHORIZED') reply.header('www-authenticate', `Bearer realm="${REALM}"`)
     return replyError(reply, error)
   }
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -172,10 +177,10 @@ function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics
     if (request.method === 'OPTIONS' || request.routeOptions.config.access === undefined) return
     const given = presented(request)
     if (given === undefined || given === '') {
-      return refuse(reply, 'missing', new ProvisionerError('UNAUTHORIZED', `${MISSING}${isEvents(request.routeOptions.url ?? '') ? ' or access_token=<token> in the query' : ''}`))
+      return refuse(reply, 'missing', refusal('UNAUTHORIZED', `${MISSING}${isEvents(request.routeOptions.url ?? '') ? ' or access_token=<token> in the query' : ''}`))
     }
     const token = findToken(tokens(), given)
-    if (token === undefined) return refuse(reply, 'unknown', new ProvisionerError('UNAUTHORIZED', 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'))
+    if (token === undefined) return refuse(reply, 'unknown', refusal('UNAUTHORIZED', 'the bearer token is not one the gateway knows; ask the operator for one (npm run token makes it)'))
     request.tokenName = token.name
     request.token = token
     let reading = readingOf(request)
@@ -186,7 +191,7 @@ function admission (tokens: () => readonly Token[], metrics: AccessDeps['metrics
       reading = { of: 'nodes', nodes: token.nodes }
     }
     const why = forbidden(token, reading)
-    if (why !== undefined) return refuse(reply, 'forbidden', new ProvisionerError('FORBIDDEN', why))
+    if (why !== undefined) return refuse(reply, 'forbidden', refusal('FORBIDDEN', why))
     request.admitted = { sha256: token.sha256, reading }
   }
 }

@@ -26,8 +26,8 @@ import { operations } from './routes/operations.js'
 import { page } from './routes/page.js'
 import { provisioning } from './routes/provisioning.js'
 import { token } from './routes/token.js'
-import type { TlsPair } from './tls.js'
-import type { Token } from './tokens.js'
+import type { TlsPair } from '../settings/tls-files.js'
+import type { Token } from '../settings/tokens-file.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -45,7 +45,7 @@ function requestOf (what: string, fields: readonly RequestField[]): TSchema {
 const ERROR_HEADERS = Type.Object({
   'Nats-Service-Error': Type.String({ description: 'The refusal in words (the body\'s `error.message`).' }),
   'Nats-Service-Error-Code': Type.Union([...new Set(Object.values(MICRO_CODE))].sort().map((c) => Type.Literal(String(c))), {
-    description: '400 a bad request, 410 a cursor expired, 503 not ready or the bucket missing, 500 a failure (401 and 403 are mapped for completeness: the bus grants by NATS account and answers neither).'
+    description: '400 a bad request, 410 a cursor expired, 503 not ready or the bucket missing, 500 a failure.'
   })
 }, { description: 'The micro protocol\'s error headers.' })
 

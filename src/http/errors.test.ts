@@ -1,7 +1,9 @@
 import { errorCodes, type FastifyError } from 'fastify'
 import { Compile } from 'typebox/compile'
 import { describe, expect, test } from 'vitest'
-import { clientRefusal, fastifyRefusal, HTTP_CODES, HTTP_STATUS, rawResponse } from './errors.js'
+import { ERROR_CODES } from '../domain/wire/errors.js'
+import { MICRO_CODE } from '../bus/errors.js'
+import { ACCESS_CODES, clientRefusal, fastifyRefusal, HTTP_CODES, HTTP_STATUS, rawResponse } from './errors.js'
 import { ErrorBody } from './schemas.js'
 
 describe('fastify\'s own refusals keep a code of their own', () => {
@@ -39,4 +41,18 @@ test('every client-error status has one code, and the error body takes every cod
   const check = Compile(ErrorBody)
   for (const code of HTTP_CODES) expect(check.Check({ error: { code, message: 'm' } }), code).toBe(true)
   expect(check.Check({ error: { code: 'TEAPOT', message: 'm' } })).toBe(false)
+})
+
+test('the error body lists each code the gateway maps to a status once: the domain\'s and the gateway\'s own', () => {
+  expect([...HTTP_CODES].sort()).toEqual(Object.keys(HTTP_STATUS).sort())
+  expect(new Set(HTTP_CODES).size).toBe(HTTP_CODES.length)
+  expect(HTTP_CODES).toEqual(expect.arrayContaining([...ERROR_CODES, ...ACCESS_CODES]))
+})
+
+test('a token\'s refusals are the gateway\'s: neither the domain nor the bus has a code for them', () => {
+  for (const code of ACCESS_CODES) {
+    expect(ERROR_CODES as readonly string[]).not.toContain(code)
+    expect(Object.keys(MICRO_CODE)).not.toContain(code)
+  }
+  expect(Object.keys(MICRO_CODE).sort()).toEqual([...ERROR_CODES].sort())
 })

@@ -1,6 +1,6 @@
-// The one place where refusals become HTTP: domain error codes to status, the transport's own
-// refusals (a method the gateway does not take, a body too large, headers too large...) with codes
-// of their own, fastify's and Node's refusals read into them, all in the same error body.
+// The one place where refusals become HTTP: domain error codes to status, the gateway's own
+// refusals (of a token; of a method it does not take, a body too large, headers too large...) with
+// codes of their own, fastify's and Node's refusals read into them, all in the same error body.
 
 import type http from 'node:http'
 import { createRequire } from 'node:module'
@@ -8,16 +8,26 @@ import type { FastifyError, FastifyReply } from 'fastify'
 import { asProvisionerError, ERROR_CODES, ProvisionerError, type ErrorCode } from '../domain/wire/errors.js'
 import { defined } from '../domain/defined.js'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
+import { REALM } from './admission.js'
 
 // Required, not imported: an ESM import of node:http reads every export, and its lazy WebSocket
 // getters load Node's bundled undici, ~3 MB held by a process that never uses it (bench/RESULTS.md).
 const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof http
 
+/**
+ * The gateway's refusals of a token (access.ts, docs/access.md): tokens are the gateway's alone, so
+ * these are neither the domain's codes nor the bus's, which grants by NATS account.
+ */
+export const ACCESS_CODES = ['UNAUTHORIZED', 'FORBIDDEN'] as const
+export type AccessCode = (typeof ACCESS_CODES)[number]
 /** Refusals only HTTP makes: methods, sizes and timeouts are the transport's, never the domain's. */
 const HTTP_ONLY_CODES = ['METHOD_NOT_ALLOWED', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE'] as const
-export type HttpCode = ErrorCode | (typeof HTTP_ONLY_CODES)[number]
-/** Every code the gateway's error body may carry. */
-export const HTTP_CODES: readonly HttpCode[] = [...ERROR_CODES, ...HTTP_ONLY_CODES]
+export type HttpCode = ErrorCode | AccessCode | (typeof HTTP_ONLY_CODES)[number]
+/**
+ * Every code the gateway's error body may carry (its ErrorBody schema lists them in this order):
+ * the token's refusals after BAD_REQUEST, where the published documents have always listed them.
+ */
+export const HTTP_CODES: readonly HttpCode[] = [ERROR_CODES[0], ...ACCESS_CODES, ...ERROR_CODES.slice(1), ...HTTP_ONLY_CODES]
 
 export const HTTP_STATUS: Record<HttpCode, number> = {
   BAD_REQUEST: 400,
@@ -41,21 +51,32 @@ const CODE_OF_STATUS = new Map<number, HttpCode>(
   (['BAD_REQUEST', 'NOT_FOUND', ...HTTP_ONLY_CODES] as const).map((code) => [HTTP_STATUS[code], code])
 )
 
-/** A refusal as the error body carries it: a domain error, or one of the transport's own. */
+/** A refusal as the error body carries it: a domain error, or one of the gateway's own. */
 export interface Refusal {
   readonly code: HttpCode
   readonly message: string
   readonly field?: string | undefined
 }
 
-/** The error body's JSON text. */
-function errorText ({ code, message, field }: Refusal): string {
-  return JSON.stringify({ error: { code, message, ...defined({ field }) } })
+/** A refusal of a token: none (or one the gateway does not know, 401) or one that does not read what was asked (403); the message names the remedy. */
+export interface AccessRefusal extends Refusal {
+  readonly code: AccessCode
 }
 
-/** Sends the error body with the status of its code. */
+/** The error body as JSON (for the documents' examples). */
+export function errorBody ({ code, message, field }: Refusal): { error: { code: HttpCode, message: string, field?: string } } {
+  return { error: { code, message, ...defined({ field }) } }
+}
+
+/** The error body's JSON text. */
+function errorText (refusal: Refusal): string {
+  return JSON.stringify(errorBody(refusal))
+}
+
+/** Sends the error body with the status of its code; a 401 with the Bearer challenge (docs/access.md). */
 export function replyError (reply: FastifyReply, error: Refusal): FastifyReply {
   reply.request.outcome = error.code
+  if (error.code === 'UNAUTHORIZED') reply.header('www-authenticate', `Bearer realm="${REALM}"`)
   return reply
     .code(HTTP_STATUS[error.code])
     .header('content-type', 'application/json; charset=utf-8')

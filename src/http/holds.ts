@@ -9,9 +9,10 @@
 import type { FastifyRequest } from 'fastify'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Admission } from './admission.js'
+import type { AccessRefusal } from './errors.js'
 
 /** Why a hold was ended early: another caller's share or the service's stop (answered as at its end), or the token no longer admitting it (the refusal to answer with). */
-export type EndedBy = { early: true } | { refused: ProvisionerError }
+export type EndedBy = { early: true } | { refused: AccessRefusal }
 
 export interface Hold {
   readonly caller: string

@@ -5,12 +5,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { Cursor } from '../domain/wire/cursor.js'
-import { badRequest, type ProvisionerError } from '../domain/wire/errors.js'
+import { badRequest } from '../domain/wire/errors.js'
 import { readDuration } from '../domain/wire/numbers.js'
 import type { Query } from '../domain/wire/request.js'
-import { REALM } from './admission.js'
 import { namesEtag } from './answer.js'
-import { replyError } from './errors.js'
+import { replyError, type AccessRefusal } from './errors.js'
 import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
 
 /** The longest a request may be held: below the idle timeouts of common proxies. */
@@ -74,7 +73,7 @@ export async function hold (request: FastifyRequest, reply: FastifyReply, deps: 
   const unchanged = (): boolean => 'etag' in waiting && namesEtag(ifNoneMatch, waiting.etag())
   if ('etag' in waiting && !unchanged()) return false
   const gone = new AbortController()
-  let refused: ProvisionerError | undefined
+  let refused: AccessRefusal | undefined
   const held: Hold = {
     caller: callerOf(request),
     admitted: request.admitted,
@@ -105,7 +104,6 @@ export async function hold (request: FastifyRequest, reply: FastifyReply, deps: 
     reply.raw.off('close', abort)
   }
   if (refused === undefined) return false
-  if (refused.code === 'UNAUTHORIZED') reply.header('www-authenticate', `Bearer realm="${REALM}"`)
   replyError(reply, refused)
   return true
 }

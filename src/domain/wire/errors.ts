@@ -1,9 +1,11 @@
 // Errors are values: a stable code, a message that names what was wrong and the remedy, and the
-// field at fault when there is one. Transports map the code once each (src/http, src/bus).
+// field at fault when there is one. Transports map the code once each (src/http, src/bus). These
+// are the domain's own: a face's refusals of its own (the gateway's of a token, of a method...)
+// carry codes the face declares (src/http/errors.ts), never the domain.
 
 import { defined } from '../defined.js'
 
-export const ERROR_CODES = ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING', 'INTERNAL'] as const
+export const ERROR_CODES = ['BAD_REQUEST', 'NOT_FOUND', 'CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING', 'INTERNAL'] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
 export class ProvisionerError extends Error {

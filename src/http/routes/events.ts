@@ -12,6 +12,7 @@ import { badRequest, ProvisionerError } from '../../domain/wire/errors.js'
 import type { Provisioning } from '../../domain/answers/provisioning.js'
 import { readOverviewParameters, readParameters, type OverviewQuery, type Query } from '../../domain/wire/request.js'
 import { NARROWED_BY, OVERVIEWS, type Overview } from '../../domain/wire/schemas.js'
+import { accessOf } from '../access.js'
 import { judgedByTheDomain, parameterOf } from '../schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from '../examples.js'
 import { RETRY_AFTER_S } from '../holds.js'
@@ -101,7 +102,7 @@ export const events = fp<EventsDeps>(async (app, deps) => { registerEvents(app, 
 function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const gateway = streamGateway(app, deps)
   for (const what of WHATS) {
-    app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => {
+    app.get(`/v1/${what}/events`, { config: accessOf(what), validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => {
       const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
       await openStream(gateway, request, reply, (sse) => new StreamOfQuestion(deps, gateway.reads, sse, query, resume))
     })

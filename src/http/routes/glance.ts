@@ -13,7 +13,7 @@ import { readOverviewParameters, readParameters, readRequest, type OverviewQuery
 import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../../domain/wire/schemas.js'
 import { RecentlyUsed } from '../../domain/answers/recently-used.js'
 import { Answer, questionBytes } from '../../domain/answers/provisioning.js'
-import { askedAs } from '../access.js'
+import { accessOf, askedAs } from '../access.js'
 import { etagOf, sendAnswer } from '../answer.js'
 import { refusal } from '../examples.js'
 import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from '../overview-examples.js'
@@ -109,6 +109,7 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
   for (const what of WHATS) {
     const url = `/v1/${what}/facets`
     app.get(url, {
+      config: accessOf(what),
       validatorCompiler: judgedByTheDomain,
       schema: {
         tags: ['at a glance'],

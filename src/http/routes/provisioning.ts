@@ -11,7 +11,7 @@ import { questionBytes, type Question } from '../../domain/answers/provisioning.
 import { RecentlyUsed } from '../../domain/answers/recently-used.js'
 import { readParameters, readQuery } from '../../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../../domain/wire/schemas.js'
-import { askedAs } from '../access.js'
+import { accessOf, askedAs } from '../access.js'
 import { etagOf, sendAnswer } from '../answer.js'
 import { ANSWER_EXAMPLES, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, NOT_FOUND_EXAMPLES, refusal } from '../examples.js'
 import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from '../responses.js'
@@ -52,6 +52,8 @@ function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   for (const what of WHATS) {
     const url = `/v1/${what}`
     app.get(url, {
+      // The registry's list is read by every token; a bucket's, by the tokens of its nodes.
+      config: accessOf(what),
       validatorCompiler: judgedByTheDomain,
       schema: {
         tags: ['provisioning'],
@@ -119,6 +121,7 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
   const url = `/v1/${what}/${FIELDS[what].map((f) => `:${f}`).join('/')}`
   const about = ONE_ENTRY[what]
   app.get(url, {
+    config: accessOf(what),
     validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['provisioning'],

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { readParameters } from '../../domain/wire/request.js'
-import { example, refusedResponse } from '../access.js'
+import { badRequest } from '../../domain/wire/errors.js'
+import { refused } from '../responses.js'
 import { judgedByTheDomain, type TokenSelf } from '../schemas.js'
 
 const SELF = '/v1/token/self'
@@ -31,7 +32,7 @@ function registerTokenSelf (app: FastifyInstance, withoutTokens: boolean): void 
       querystring: Type.Object({}, { additionalProperties: false }),
       response: {
         200: { description: 'The token.', content: { 'application/json': { schema: Type.Ref('TokenSelf'), example: SELF_EXAMPLE } } },
-        400: refusedResponse('A parameter: this route takes none.', example('BAD_REQUEST', `"node" is not a parameter of GET ${SELF}; it takes none`))
+        400: refused('A parameter: this route takes none.', badRequest(undefined, `"node" is not a parameter of GET ${SELF}; it takes none`).toBody())
       }
     }
   }, async (request, reply) => {

@@ -1,5 +1,6 @@
-// The gateway's certificate and key (docs/access.md): read, and checked to belong together, so that a
-// bad pair is refused at start and, on SIGHUP, leaves the certificate in use as it is.
+// The gateway's certificate and key (docs/access.md), a setting read at start and on SIGHUP: read, and
+// checked to belong together, so that a bad pair is refused at start and, on SIGHUP, leaves the
+// certificate in use as it is.
 
 import { createSecureContext } from 'node:tls'
 import { StartError } from '../start-error.js'
