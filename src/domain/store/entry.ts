@@ -339,16 +339,19 @@ export class Entries {
     this.writeFields(slot, start, end, w)
     const known = this.known.pageOf(slot)
     const at = inPage(slot)
-    const value = this.valueAt(slot)
     if (known[at] === Known.json) {
-      let start = 0
-      let end = value.length
-      while (start < end && isJsonSpace(value[start] as number)) start++
-      while (end > start && isJsonSpace(value[end - 1] as number)) end--
+      // Read in place in its slab: no view of the value is made (a JSON value is never empty).
+      const places = this.places.pageOf(slot)
+      const where = places[2 * at] as number
+      const slab = this.slabs[where >>> SLAB_BITS] as Buffer
+      let start = where & (SLAB - 1)
+      let end = start + (places[2 * at + 1] as number)
+      while (start < end && isJsonSpace(slab[start] as number)) start++
+      while (end > start && isJsonSpace(slab[end - 1] as number)) end--
       w.bytes(VALUE_HEAD)
-      w.bytes(value, start, end)
+      w.bytes(slab, start, end)
     } else {
-      const read = valueJson(value, known[at] as Known)
+      const read = valueJson(this.valueAt(slot), known[at] as Known)
       known[at] = read.known
       w.byte(0x2c)
       w.utf8(read.json)
