@@ -6,7 +6,7 @@ import { FETCHED_NATS_SERVER } from './testkit/nats-server.js'
  * both servers the service is tested on, the rest on the maintained one only (the suite's time).
  */
 const ON_BOTH_SERVERS = [
-  'test/bucket-follower.test.ts',
+  'test/bucket-view.test.ts',
   'test/faults.test.ts',
   'test/kv-feed.test.ts',
   'test/nats-defects.test.ts',

@@ -6,7 +6,7 @@ import { connect } from 'nats'
 
 export interface BusLoad {
   subject: string
-  /** Asked in turn, one a request: several questions keep a cache of answers from making every request the same. */
+  /** Asked in turn, one a request: several requests keep a cache of answers from making every request the same. */
   payloads: string[]
   inFlight: number
   seconds: number

@@ -1,5 +1,5 @@
 // The CPU of an uncached answer, without a bus: a Contents fed like bench/domain-memory.ts, then
-// every node-and-module question of the mesh asked in turn of the domain's Provisioning, so that no
+// every node-and-module request of the mesh asked in turn of the domain's Provisioning, so that no
 // answer is kept. Run with `node --import tsx bench/domain-answers.ts [entries]` (add --cpu-prof to
 // profile).
 

@@ -7,7 +7,7 @@ import { Agent, request } from 'node:http'
 import type { KV, NatsConnection } from 'nats'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import type { Child } from './child.js'
-import { MODULES, QUESTION, nodeName } from './mesh.js'
+import { MODULES, REQUEST, nodeName } from './mesh.js'
 import { log, percentile, rssOf, smallRun, streamCount } from './measure.js'
 import { openStreams, StreamRefused, type OpenStreams } from './streams.js'
 import type { Row } from './table.js'
@@ -43,14 +43,14 @@ export async function oneFilterRows (held: Held): Promise<Row[]> {
   const eventWhat = `event streams: ${streamCount} open on one node's filter, put → event p99 over ${writes} writes × ${streamCount} streams (ms), ${held.keys} keys`
   const memoryWhat = `memory per open idle event stream (KB): RSS with ${streamCount} streams open − without, per stream`
   const before = await rssOf(held.child)
-  const open = await opened(Array.from({ length: streamCount }, () => `${held.url}/v1/needs/events?node=${QUESTION.node}`))
+  const open = await opened(Array.from({ length: streamCount }, () => `${held.url}/v1/needs/events?node=${REQUEST.node}`))
   if (typeof open === 'string') return [{ what: eventWhat, missing: open, unit: 'ms', goal: { absolute: 50 } }, { what: memoryWhat, missing: open, unit: 'KB', goal: { absolute: 30 } }]
   try {
     const perStream = (await rssOf(held.child) - before) / streamCount / 1024
     const kv = await needsKv(held.nc)
     const times: number[] = []
     for (let i = 0; i < writes; i++) {
-      const key = needKey(QUESTION.node, MODULES[2] as string, i)
+      const key = needKey(REQUEST.node, MODULES[2] as string, i)
       const arrivals = open.streams.map((s) => s.putOf(key, 0))
       const started = performance.now()
       await kv.put(key, JSON.stringify({ keys: ['site'], file: `/etc/${i}.json` }))
@@ -162,7 +162,7 @@ export async function heldWaitsRows (held: Held): Promise<Row[]> {
   const before = await rssOf(held.child)
   const holding = asked.map((p, i) => hold(agent, listUrl(p, cursors[i] as string)))
   try {
-    // Every request sent, then two questions behind them on the same server: the holds are in
+    // Every request sent, then two requests behind them on the same server: the holds are in
     // before the RSS is read (the service takes requests in the order they arrive).
     await Promise.all(holding.map((h) => h.sent))
     for (let i = 0; i < 2; i++) await (await fetch(`${held.url}/healthz`)).arrayBuffer()

@@ -1,5 +1,5 @@
 // HTTP load over many paths from a process of its own: autocannon's API, each request taking the
-// next path of the list in turn across all connections, so that a row can ask every question of a
+// next path of the list in turn across all connections, so that a row can ask every request of a
 // mesh rather than one cached answer. The CLI (measure.ts httpLoad) asks one path.
 
 import autocannon, { type Request } from 'autocannon'

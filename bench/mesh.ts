@@ -12,8 +12,8 @@ const NAMES_PER_KIND = 10
 /** Needs per node and module: the size of the answer the throughput rows ask for. */
 export const NEEDS_PER_MODULE = KINDS.length * NAMES_PER_KIND
 
-/** The question every throughput row asks: the needs of one node and module. */
-export const QUESTION = { what: 'needs', node: nodeName(0), module: MODULES[0] as string }
+/** The request every throughput row asks: the needs of one node and module. */
+export const REQUEST = { what: 'needs', node: nodeName(0), module: MODULES[0] as string }
 /** One need, for the latency row: the first key of its node, module and kind. */
 export const ONE_NEED = { node: nodeName(0), module: MODULES[0] as string, kind: 'secret', name: 'secret-0' }
 

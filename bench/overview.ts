@@ -3,7 +3,7 @@
 
 import type { NatsConnection } from 'nats'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
-import { QUESTION } from './mesh.js'
+import { REQUEST } from './mesh.js'
 import { SUBJECT, alternate, httpBody, log, median, p50, smallRun } from './measure.js'
 import { revisionIn } from './revision.js'
 import type { Row } from './table.js'
@@ -36,9 +36,9 @@ async function afterChange (url: string, nc: NatsConnection): Promise<{ changed:
   const n = smallRun ? 20 : 200
   const times: number[] = []
   const cachedTimes: number[] = []
-  const asked = utf8.encode(JSON.stringify(QUESTION))
+  const asked = utf8.encode(JSON.stringify(REQUEST))
   for (let i = 0; i < n; i++) {
-    const revision = await kv.put(keyOf('needs', { node: QUESTION.node, module: QUESTION.module, kind: 'port', name: `port-${i % 10}` }), JSON.stringify({ wanted: 7000 + i }))
+    const revision = await kv.put(keyOf('needs', { node: REQUEST.node, module: REQUEST.module, kind: 'port', name: `port-${i % 10}` }), JSON.stringify({ wanted: 7000 + i }))
     for (;;) {
       const m = await nc.request(SUBJECT, asked, { timeout: 10_000 })
       if (revisionIn(m.data) >= revision) break

@@ -17,9 +17,9 @@ import {
 import { h2Rows } from './h2.js'
 import { distinctFiltersRow, heldWaitsRows, liveRowsRow, oneFilterRows, type Held } from './held.js'
 import { keptMesh, natsServerVersion } from './huge.js'
-import { MODULES, NEEDS_PER_MODULE, ONE_NEED, QUESTION, nodesFor, seedMesh } from './mesh.js'
+import { MODULES, NEEDS_PER_MODULE, ONE_NEED, REQUEST, nodesFor, seedMesh } from './mesh.js'
 import { overviewAfterChangeRow, overviewAtScaleRow } from './overview.js'
-import { distinctPaths, distinctQuestions } from './questions.js'
+import { distinctPaths, distinctRequests } from './requests.js'
 import { keepRun } from './results.js'
 import { revisionIn } from './revision.js'
 import { sweepRows } from './sweep.js'
@@ -34,7 +34,7 @@ interface Bench {
   svcSmall: { child: Child, ready: { url: string } }
   floor: Child
   floorUrl: string
-  /** The question every throughput row asks, as the verb takes it, and its answer's size. */
+  /** The request every throughput row asks, as the verb takes it, and its answer's size. */
   payload: string
   answerBytes: number
 }
@@ -42,10 +42,10 @@ interface Bench {
 /** Puts a need of the asked node and module, then asks until an answer reflects it (ms each). */
 async function putToVisible (nc: NatsConnection, n: number): Promise<number[]> {
   const kv = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
-  const payload = new TextEncoder().encode(JSON.stringify(QUESTION))
+  const payload = new TextEncoder().encode(JSON.stringify(REQUEST))
   const times: number[] = []
   for (let i = 0; i < n; i++) {
-    const key = keyOf('needs', { node: QUESTION.node, module: QUESTION.module, kind: 'port', name: `port-${i % 10}` })
+    const key = keyOf('needs', { node: REQUEST.node, module: REQUEST.module, kind: 'port', name: `port-${i % 10}` })
     const started = performance.now()
     const revision = await kv.put(key, JSON.stringify({ wanted: 9000 + i, proto: 'tcp' }))
     for (;;) {
@@ -58,17 +58,17 @@ async function putToVisible (nc: NatsConnection, n: number): Promise<number[]> {
 }
 
 /**
- * Writes ten needs of the question's node and returns the questions for what changed since just
- * before them: the same question with limits that differ, so that each request misses the answer
+ * Writes ten needs of the request's node and returns the requests for what changed since just
+ * before them: the same request with limits that differ, so that each request misses the answer
  * cache (1024 answers, least recently used out) and the row measures the work of answering.
  */
 async function tenChanges (nc: NatsConnection): Promise<string[]> {
   const ask = async (q: object): Promise<{ cursor: string, total: number }> =>
     JSON.parse(new TextDecoder().decode((await nc.request(SUBJECT, new TextEncoder().encode(JSON.stringify(q)), { timeout: 5000 })).data)) as { cursor: string, total: number }
-  const { cursor } = await ask({ what: 'needs', node: QUESTION.node })
+  const { cursor } = await ask({ what: 'needs', node: REQUEST.node })
   const kv: KV = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
-  for (let i = 0; i < 10; i++) await kv.put(keyOf('needs', { node: QUESTION.node, module: MODULES[1] as string, kind: 'dir', name: `dir-${i}` }), JSON.stringify({ path: `/srv/${i}`, at: Date.now() }))
-  const question = { what: 'needs', node: QUESTION.node, since: cursor }
+  for (let i = 0; i < 10; i++) await kv.put(keyOf('needs', { node: REQUEST.node, module: MODULES[1] as string, kind: 'dir', name: `dir-${i}` }), JSON.stringify({ path: `/srv/${i}`, at: Date.now() }))
+  const question = { what: 'needs', node: REQUEST.node, since: cursor }
   while ((await ask(question)).total < 10);
   return Array.from({ length: 2048 }, (_, i) => JSON.stringify({ ...question, limit: 11 + i }))
 }
@@ -79,7 +79,7 @@ const cpuRow = (face: string, cpu: CpuRounds, floor: string): Row =>
 /** The small mesh's throughput over HTTP and the bus, and the CPU each request cost either side. */
 async function throughputRows (b: Bench): Promise<Row[]> {
   const rows: Row[] = []
-  const needsPath = `/v1/needs?node=${QUESTION.node}&module=${QUESTION.module}`
+  const needsPath = `/v1/needs?node=${REQUEST.node}&module=${REQUEST.module}`
   if (measures('http')) {
     log('HTTP throughput')
     const cpu: CpuRounds = { service: [], floor: [] }
@@ -97,7 +97,7 @@ async function throughputRows (b: Bench): Promise<Row[]> {
   return rows
 }
 
-/** Every node-and-module question of the large mesh over HTTP, against the floor answering the bodies the service gave. */
+/** Every node-and-module request of the large mesh over HTTP, against the floor answering the bodies the service gave. */
 async function distinctRow (b: Bench, svcLarge: { child: Child, ready: { url: string } }): Promise<Row> {
   log('HTTP, distinct questions')
   const paths = distinctPaths(largeKeys)
@@ -191,7 +191,7 @@ async function hugeRows (b: Bench, loaded: Loaded, empty: number): Promise<Row[]
     const huge = fresh as NonNullable<typeof fresh>
     const again = await startServiceChild(b.large)
     try {
-      const [atHuge, atSmall] = await alternate(() => busRate(server, SUBJECT, distinctQuestions(needs)), () => busRate(b.small, SUBJECT, distinctQuestions(smallKeys)))
+      const [atHuge, atSmall] = await alternate(() => busRate(server, SUBJECT, distinctRequests(needs)), () => busRate(b.small, SUBJECT, distinctRequests(smallKeys)))
       const overview = await overviewAtScaleRow({ url: huge.ready.url, keys: needs }, { url: again.ready.url, keys: largeKeys })
       const perEntry = (median(rsses) - empty) / raw.entries
       const perEntryLarge = (median(loaded.rss) - empty) / loaded.raw.entries
@@ -219,7 +219,7 @@ async function largeRows (b: Bench, svcLarge: { child: Child, ready: { url: stri
   if (loaded !== undefined && measures('cold')) rows.push({ what: `cold start to ready (ms), ${largeKeys} needs keys; floor: raw kv.watch of the four buckets`, service: median(loaded.coldMs), floor: median(loaded.watchMs), unit: 'ms', goal: { lower: 1.3 } })
   if (measures('scale')) {
     log('distinct questions at both sizes')
-    const [atLarge, atSmall] = await alternate(() => busRate(b.large, SUBJECT, distinctQuestions(largeKeys)), () => busRate(b.small, SUBJECT, distinctQuestions(smallKeys)))
+    const [atLarge, atSmall] = await alternate(() => busRate(b.large, SUBJECT, distinctRequests(largeKeys)), () => busRate(b.small, SUBJECT, distinctRequests(smallKeys)))
     rows.push({ what: `distinct questions at ${largeKeys.toLocaleString('en-US')} keys: every node-and-module question over the bus in turn, uncached; floor: the same at ${smallKeys.toLocaleString('en-US')} keys (ratio: time per answer)`, service: atLarge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
   }
   if (measures('since')) {
@@ -273,11 +273,11 @@ async function setUp (cleanup: Array<() => Promise<void>>): Promise<Bench> {
   }
   const svcSmall = await startServiceChild(small)
   cleanup.push(() => svcSmall.child.stop())
-  const payload = JSON.stringify(QUESTION)
+  const payload = JSON.stringify(REQUEST)
   const answer = new TextDecoder().decode((await ncSmall.request(SUBJECT, new TextEncoder().encode(payload))).data)
   const entries = (JSON.parse(answer) as { entries: unknown[] }).entries.length
   if (entries !== NEEDS_PER_MODULE) throw new Error(`the question answered ${entries} entries, not ${NEEDS_PER_MODULE}: ${answer.slice(0, 300)}`)
-  const needsPath = `/v1/needs?node=${QUESTION.node}&module=${QUESTION.module}`
+  const needsPath = `/v1/needs?node=${REQUEST.node}&module=${REQUEST.module}`
   const gateway = await httpBody(`${svcSmall.ready.url}${needsPath}`)
   if (gateway.status !== 200 || gateway.body !== answer) throw new Error(`GET ${needsPath} answers ${gateway.status}, other bytes than the verb: ${gateway.body.slice(0, 300)}`)
   // The floor answers the same bytes, headers included: with the body alone the ratio measured the
@@ -298,7 +298,7 @@ async function main (): Promise<void> {
     // first run creates the registry bucket that the raw watch below loads.
     const rows = await throughputRows(b)
     if (measures('latency')) rows.push(await latencyRow(b))
-    if (measures('h2')) rows.push(...await h2Rows(b.small, `/v1/needs?node=${QUESTION.node}&module=${QUESTION.module}`))
+    if (measures('h2')) rows.push(...await h2Rows(b.small, `/v1/needs?node=${REQUEST.node}&module=${REQUEST.module}`))
     const large = await startServiceChild(b.large)
     cleanup.push(() => large.child.stop())
     if (measures('distinct')) rows.push(await distinctRow(b, large))

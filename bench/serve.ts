@@ -114,7 +114,7 @@ async function stored (url: string): Promise<Stored> {
  * Bare fastify and a bare micro endpoint answering stored bytes, as the service answers its
  * encoded answers (a string body would be encoded at every request: a weaker floor). `/floor`
  * answers the one answer it is sent; any other path the answer the service gave there, once the
- * bench has sent the paths (`paths`): the floor of the rows that ask many questions.
+ * bench has sent the paths (`paths`): the floor of the rows that ask many requests.
  */
 async function floor (): Promise<void> {
   const byPath = new Map<string, Stored>()

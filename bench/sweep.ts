@@ -3,7 +3,7 @@
 // from the last write's ack until a request to it answers the last revision (both asked alike: a
 // consumer that told of its arrival itself saved the request's round trip the service paid), and a probe on a node outside the mesh
 // measures put → visible while the sweep runs, from a process of its own as that node's client is (in
-// the bench's process, its put and questions waited behind the sweep's 2000 publishes in flight).
+// the bench's process, its put and requests waited behind the sweep's 2000 publishes in flight).
 // Beside it a console asks a node's needs over HTTP, and the service's RSS after the sweeps is
 // compared with its RSS after the load: what users meet while, and after, the mesh rewrites itself.
 
@@ -19,7 +19,7 @@ import type { Row } from './table.js'
 const utf8 = new TextEncoder()
 const PROBE = { node: 'probe-node', module: 'gitea', kind: 'port', name: 'probe' }
 
-/** The revision `subject` answers to `question`. */
+/** The revision `subject` answers to `request`. */
 async function revisionOf (nc: NatsConnection, question: object, subject = SUBJECT): Promise<number> {
   const m = await nc.request(subject, utf8.encode(JSON.stringify(question)), { timeout: 10_000 })
   return revisionIn(m.data)
@@ -32,14 +32,14 @@ async function reaches (nc: NatsConnection, revision: number, lastAck: number, s
   }
 }
 
-/** The service the sweep measures: its process (for its RSS) and its gateway (for the console's question). */
+/** The service the sweep measures: its process (for its RSS) and its gateway (for the console's request). */
 export interface Swept { child: Child, url: string }
 
 export async function sweepRows (server: NatsServer, nc: NatsConnection, nodes: number, needs: number, service: Swept): Promise<Row[]> {
   const floor = Child.start('serve', ['consume'], adminEnv(server))
   const prober = Child.start('serve', ['probe'], adminEnv(server))
   const asker = Child.start('serve', ['console'])
-  // A console's question while the mesh rewrites itself: a node's needs, which every sweep changes.
+  // A console's request while the mesh rewrites itself: a node's needs, which every sweep changes.
   const consoleUrl = `${service.url}/v1/needs?node=${nodeName(1)}`
   try {
     await prober.next('probing')

@@ -1,4 +1,4 @@
-// Wires the process: one NATS connection, the four views, the queries over them, and the three
+// Wires the process: one NATS connection, the four views, the answers read from them, and the three
 // faces (verb, gateway, registry writer). Stops in reverse order. Used by main, the demo and tests.
 
 import { readFileSync } from 'node:fs'

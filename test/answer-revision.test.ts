@@ -1,7 +1,7 @@
 // What an answer's revision, cursor and ETag follow (docs/following-changes.md): the keys its filter
 // keeps and nothing else, on both faces, for filters no index matches exactly as for those one does,
 // facets included; a held wait wakes only on a change the answer keeps; and a scoped token's answers
-// are those of the same question naming its nodes (docs/access.md) while other nodes write.
+// are those of the same request naming its nodes (docs/access.md) while other nodes write.
 
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -58,7 +58,7 @@ async function pending (held: Promise<unknown>): Promise<boolean> {
 const named = (path: string): string => `${path}${path.includes('?') ? '&' : '?'}node=ace`
 
 describe('a write the answer does not show moves neither its revision, cursor and ETag nor its held waits', () => {
-  // Each question's filter is one no index matches exactly (or facets of one), with a write on g14 that its other fields keep.
+  // Each request's filter is one no index matches exactly (or facets of one), with a write on g14 that its other fields keep.
   test.each([
     ['/v1/applied?module=gitea', { what: 'applied', module: 'gitea' }, 'applied', 'g14.gitea', 'ace.gitea'],
     ['/v1/collect?contributor=gitea', { what: 'collect', contributor: 'gitea' }, 'collect', 'g14.environment.gitea', 'ace.environment.gitea'],
@@ -141,7 +141,7 @@ describe('a scoped token answers as the same question naming its nodes', () => {
         .map(async (answer) => await answer.catch(() => undefined))
       for (const w of writes) {
         if (w.del) await kv[what].delete(keyOf[what](w))
-        // A write on a node no question reads: the view has taken every change before it.
+        // A write on a node no request reads: the view has taken every change before it.
         await write(what, keyOf[what]({ node: 'zed', module: 'sync', name: 'sync', del: false }))
         if (!w.del) await write(what, keyOf[what](w))
       }

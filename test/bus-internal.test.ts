@@ -6,7 +6,7 @@ import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
 import { startBus, type Bus } from '../src/bus/service.js'
 import { Answer, type Provisioning } from '../src/domain/answers/provisioning.js'
-import type { Query } from '../src/domain/wire/request.js'
+import type { BucketRequest } from '../src/domain/wire/request.js'
 import type { Views } from '../src/domain/follow/views.js'
 import { createMetrics } from '../src/metrics.js'
 import { suiteFixture } from './support/service.js'
@@ -22,8 +22,8 @@ beforeAll(async () => {
   nc = await fx.admin(await fx.server())
   let calls = 0
   const flaky = {
-    question: (query: Query) => ({
-      query,
+    keep: (request: BucketRequest) => ({
+      request,
       answer: () => {
         if (++calls === 1) throw new Error('view index broken')
         return new Answer('{"what":"registry","bucket":"mesh-provisioner_registry","revision":0,"total":0,"stale":false,"entries":[],"outOfShape":[],"cursor":"0-1"}', 'v')

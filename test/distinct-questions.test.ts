@@ -1,10 +1,10 @@
-// Questions no key answers, each asked once (a script walking names, a scanner), leave nothing
-// behind: the caches of questions (each face's) and of answers are bounded by the bytes they hold
+// Requests no key answers, each asked once (a script walking names, a scanner), leave nothing
+// behind: the caches of requests (each face's) and of answers are bounded by the bytes they hold
 // and are full after a thousand, and a value no key has is narrowed to nothing without keeping a
-// range for it. What a full collection leaves of 20,000 such questions, split over both faces and
+// range for it. What a full collection leaves of 20,000 such requests, split over both faces and
 // over a prefix field (node) and another (module), stays under a few megabytes, where a cache or
-// an index that kept each one held ~0.7 KB a question (300k distinct filters once held +206 MB).
-// The RSS right after such a burst is higher (tens of MB, more with more questions): garbage the
+// an index that kept each one held ~0.7 KB a request (300k distinct filters once held +206 MB).
+// The RSS right after such a burst is higher (tens of MB, more with more requests): garbage the
 // collector has not yet reclaimed, which it gives back at its next full collection.
 
 import { setFlagsFromString } from 'node:v8'
@@ -44,7 +44,7 @@ test(`${QUESTIONS} distinct questions no key answers, asked once each on both fa
   }
   const onTheBus = async (i: number): Promise<number> => (await askVerb(nc, { what: 'needs', [field(i)]: `absent${i}` })).code
   const ask = async (i: number): Promise<number> => await (i % 4 < 2 ? overHttp(i) : onTheBus(i))
-  // The faces, the caches and the connections warmed first: what is measured is what questions keep.
+  // The faces, the caches and the connections warmed first: what is measured is what requests keep.
   for (let i = -1200; i < 0; i += 50) await Promise.all(Array.from({ length: 50 }, async (_, j) => await ask(i + j)))
   const before = await heapAfterCollection()
   const codes = new Set<number>()

@@ -4,7 +4,7 @@
 import { pino } from 'pino'
 import { expect, test } from 'vitest'
 import type { Provisioning } from '../src/domain/answers/provisioning.js'
-import type { Query } from '../src/domain/wire/request.js'
+import type { BucketRequest } from '../src/domain/wire/request.js'
 import type { Views } from '../src/domain/follow/views.js'
 import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
@@ -12,7 +12,7 @@ import { checkInjected } from './support/http.js'
 
 test('answers 500 INTERNAL with the error body', async () => {
   const views = { status: () => ({}), connected: () => true } as unknown as Views
-  const failing = { question: (query: Query) => ({ query, tag: () => '1-c-now', answer: () => { throw new Error('view index broken') } }) } as unknown as Provisioning
+  const failing = { keep: (request: BucketRequest) => ({ request, tag: () => '1-c-now', answer: () => { throw new Error('view index broken') } }) } as unknown as Provisioning
   const lines: string[] = []
   const log = pino({ level: 'error' }, { write: (line: string) => { lines.push(line) } })
   const metrics = createMetrics(() => views, false)

@@ -1,4 +1,4 @@
-// HTTP's long poll (docs/following-changes.md "Waiting") against a real nats-server: a held `since` question answers
+// HTTP's long poll (docs/following-changes.md "Waiting") against a real nats-server: a held `since` request answers
 // when a change it would show lands, and a write it would not show (another node) does not
 // release it.
 
@@ -63,7 +63,7 @@ test('a cursor ahead of this instance (another one gave it) is waited for a mome
   const ahead = (by: number): string => `${Number(running.views.status().needs.revision) + by}-${generation}`
   expect(Number(revision)).toBeLessThanOrEqual(running.views.status().needs.revision)
 
-  // The write that reaches the cursor lands while both questions wait for it.
+  // The write that reaches the cursor lands while both requests wait for it.
   const next = ahead(1)
   const overHttp = request(`${running.url}/v1/needs?node=ace&since=${next}`)
   const onBus = askVerb(nc, { what: 'needs', node: 'ace', since: next })

@@ -25,7 +25,7 @@ let nc: NatsConnection
 let running: Running
 const get = async (path: string, headers?: Record<string, string>) => await http(running.url, path, headers === undefined ? {} : { headers })
 
-/** The verb's reply to the same question, as text, with its error code header when refused. */
+/** The verb's reply to the same request, as text, with its error code header when refused. */
 async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
   const msg = await requestVerb(nc, JSON.stringify(question))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') || undefined }

@@ -1,6 +1,6 @@
 // The modules of src/ import one another without a cycle: a cycle means a module that can be read
 // only with another that needs it, and a type two modules share belongs in a leaf module of its own
-// (as src/domain/answers/answer.ts holds the answer both the buckets' questions and the overviews use).
+// (as src/domain/answers/answer.ts holds the answer both the buckets' requests and the overviews use).
 // And they keep the layers of docs/architecture.md: the faces (src/http, src/bus) are imported by
 // the composition root (src/service.ts) alone, so that the settings (src/config.ts, src/settings/)
 // and the domain can be read, and tested, without them. Every import counts, types too;

@@ -46,7 +46,7 @@ async function holding (path: string, etag: string): Promise<{ answer: Promise<G
   }
 }
 
-/** Both faces' answer to the same question, which must be the same bytes. */
+/** Both faces' answer to the same request, which must be the same bytes. */
 async function both (path: string, question: Record<string, unknown>): Promise<unknown> {
   const [http, bus] = await Promise.all([get(path), verb(question)])
   expect(http.status, http.body).toBe(200)

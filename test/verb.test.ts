@@ -1,4 +1,4 @@
-// The verb against a real nats-server and a seeded mesh: every question and filter, keys out of
+// The verb against a real nats-server and a seeded mesh: every request and filter, keys out of
 // shape, values that are not JSON, every kind of bad request, and discovery.
 
 import { beforeAll, describe, expect, test, vi } from 'vitest'

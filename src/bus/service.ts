@@ -5,10 +5,10 @@ import type { NatsConnection, Service, ServiceMsg } from 'nats'
 import { backoff } from '../domain/backoff.js'
 import { asProvisionerError, badRequest } from '../domain/wire/errors.js'
 import type { Logger } from '../domain/logger.js'
-import { questionBytes, type Provisioning, type Question } from '../domain/answers/provisioning.js'
+import { keptRequestBytes, type Provisioning, type KeptRequest } from '../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../domain/answers/recently-used.js'
 import { isOverview, readRequest } from '../domain/wire/request.js'
-import type { OverviewQuestion } from '../domain/answers/overview.js'
+import type { KeptOverviewRequest } from '../domain/answers/overview.js'
 import { ProvisioningAnswer, ProvisioningRequest } from '../domain/wire/schemas.js'
 import type { Metrics } from '../metrics.js'
 import { endpointErrorCounter } from '../domain/follow/nats-fence.js'
@@ -63,15 +63,15 @@ function readPayload (text: string): unknown {
 /** The verb's handler: reads the payload, answers it or refuses, and counts each refusal through `errors` (in $SRV.STATS). */
 function answering ({ nc, provisioning, log, metrics }: BusOptions, errors: { count: (err: Error) => void }): (msg: ServiceMsg) => void {
   /**
-   * The questions of recent payloads, for the answer size they were read for: the same text is the
-   * same question. Bounded by what they hold; their answers are the answer cache's to count.
+   * The requests of recent payloads, for the answer size they were read for: the same text is the
+   * same request. Bounded by what they hold; their answers are the answer cache's to count.
    */
-  const questions = new RecentlyUsed<Question | OverviewQuestion, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_question, text) => questionBytes(text) })
-  const ask = (text: string, maxBytes: number): Question | OverviewQuestion => {
-    const query = readRequest(readPayload(text))
-    return isOverview(query) ? provisioning.overviews.question(query, { maxBytes }) : provisioning.question(query, { maxBytes })
+  const keptRequests = new RecentlyUsed<KeptRequest | KeptOverviewRequest, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_kept, text) => keptRequestBytes(text) })
+  const ask = (text: string, maxBytes: number): KeptRequest | KeptOverviewRequest => {
+    const request = readRequest(readPayload(text))
+    return isOverview(request) ? provisioning.overviews.keep(request, { maxBytes }) : provisioning.keep(request, { maxBytes })
   }
-  /** `caughtUp`: a question with `since` has had its moment to reach the cursor's revision. */
+  /** `caughtUp`: a request with `since` has had its moment to reach the cursor's revision. */
   const handle = (msg: ServiceMsg, caughtUp = false): void => {
     const started = process.hrtime.bigint()
     let route = 'invalid'
@@ -80,16 +80,16 @@ function answering ({ nc, provisioning, log, metrics }: BusOptions, errors: { co
     try {
       const maxBytes = nc.info?.max_payload ?? 1024 * 1024
       const text = payloadText(msg.data)
-      const question = questions.obtain(text, maxBytes, () => ask(text, maxBytes))
-      const query = question.query
-      route = query.what
-      if (!isOverview(query) && query.since !== undefined && !caughtUp) {
+      const kept = keptRequests.obtain(text, maxBytes, () => ask(text, maxBytes))
+      const request = kept.request
+      route = request.what
+      if (!isOverview(request) && request.since !== undefined && !caughtUp) {
         // A cursor another instance gave may be ahead of this one: answer once it is reached (or refuse then).
         deferred = true
-        void provisioning.catchUp(query).finally(() => { handle(msg, true) })
+        void provisioning.catchUp(request).finally(() => { handle(msg, true) })
         return
       }
-      msg.respond(question.answer().bytes)
+      msg.respond(kept.answer().bytes)
     } catch (err) {
       const e = asProvisionerError(err)
       outcome = e.code

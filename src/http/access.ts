@@ -6,7 +6,7 @@
 // read off its URL.
 // A token of some nodes that names none reads its own: the hook gives the query its nodes as
 // `node`, on every route whose query string takes `node`, so each route answers exactly what the
-// same question naming them would.
+// same request naming them would.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
@@ -36,16 +36,16 @@ declare module 'fastify' {
     token: Token | undefined
     /** What the request was let in to read, and with which token (by its digest): an event stream is judged again when the tokens change. */
     admitted: Admission | undefined
-    /** The nodes a token of some nodes narrowed the query to, when it named none (see `askedAs`). */
+    /** The nodes a token of some nodes narrowed the query to, when it named none (see `requestKey`). */
     narrowedTo: readonly string[] | undefined
   }
 }
 
 /**
- * The text that names the question a request asks, for a route that keeps questions by it: its
+ * The text a request is kept under, for a route that keeps the requests it read by it: its
  * URL, and the nodes its token narrowed it to (the same URL asks less with such a token).
  */
-export function askedAs (request: FastifyRequest): string {
+export function requestKey (request: FastifyRequest): string {
   return request.narrowedTo === undefined ? request.url : `${request.url}#${request.narrowedTo.join(',')}`
 }
 

@@ -1,7 +1,7 @@
 // The AsyncAPI 3 document of the faces that are not request/response HTTP: the verb on the bus,
 // micro discovery, and the event streams (GET /v1/{what}/events). Built from the same typebox
-// schemas as the OpenAPI document; the questions and the streams come from the schemas' own maps,
-// so a question added there is described here without a word changed. Committed as
+// schemas as the OpenAPI document; the requests and the streams come from the schemas' own maps,
+// so a request added there is described here without a word changed. Committed as
 // asyncapi/asyncapi.json (`npm run openapi` writes it; a test fails when it drifts).
 
 import type { TSchema } from 'typebox'
@@ -9,7 +9,7 @@ import { Type } from 'typebox'
 import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'
-import { Answers, BY_DESCRIPTION, EntrySchemas, ErrorBody, FACET_BY, Facets, literals, NARROWED_BY, OutOfShape, OVERVIEWS, questionFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
+import { Answers, BY_DESCRIPTION, EntrySchemas, ErrorBody, FACET_BY, Facets, literals, NARROWED_BY, OutOfShape, OVERVIEWS, requestFields, RequestFields, type RequestField } from '../domain/wire/schemas.js'
 import { eventData, Live, Reset, rowEventData, Stale, Synced, type StreamEvent } from './event-schemas.js'
 
 /** The verb's subject and queue group as the service serves them by default (PROVISIONING_SUBJECT moves the subject). */
@@ -29,7 +29,7 @@ function plain (schema: TSchema): Json {
 
 const isBucket = (what: string): what is What => Object.hasOwn(BUCKETS, what)
 
-/** The verb's request for one question: `what` and the fields that question takes (a bucket's list also takes `by`, for its facets). */
+/** The verb's request of one `what` and the fields that `what` takes (a bucket's list also takes `by`, for its facets). */
 function requestOf (what: string, fields: readonly RequestField[]): TSchema {
   const literal = Type.Literal(what, { description: what === 'registry' ? 'The question: `registry` (the default: an empty payload asks it).' : `The question: \`${what}\`.` })
   const properties: Record<string, TSchema> = { what: what === 'registry' ? Type.Optional(literal) : literal }
@@ -82,13 +82,13 @@ function streamQuery (what: keyof typeof NARROWED_BY, description: string): Json
   return { http: { method: 'GET', query: plain(Type.Object(filters, { additionalProperties: false, description })), bindingVersion: '0.3.0' } }
 }
 
-/** The verb's messages, one request and one answer for each question (and a bucket's facets); returns them by the channel that carries them. */
+/** The verb's messages, one request and one answer for each `what` (and a bucket's facets); returns them by the channel that carries them. */
 function verbMessages ({ schemas, messages }: Parts, questions: ReadonlyArray<keyof typeof Answers>): { asked: Json, answered: Json } {
   const asked: Json = {}
   const answered: Json = {}
   for (const what of questions) {
     const name = capital(what)
-    schemas[`${name}Request`] = plain(requestOf(what, questionFields(what)))
+    schemas[`${name}Request`] = plain(requestOf(what, requestFields(what)))
     schemas[`${name}Answer`] = plain(Answers[what])
     messages[`${what}Request`] = { name: `${what}Request`, title: `Ask ${what}`, contentType: 'application/json', payload: ref(`#/components/schemas/${name}Request`) }
     messages[`${what}Answer`] = { name: `${what}Answer`, title: `The ${what} answer`, contentType: 'application/json', payload: ref(`#/components/schemas/${name}Answer`) }
@@ -111,7 +111,7 @@ function verbMessages ({ schemas, messages }: Parts, questions: ReadonlyArray<ke
   return { asked, answered }
 }
 
-/** The verb: one channel for the questions, one for the replies (the requester's inbox). */
+/** The verb: one channel for the requests, one for the replies (the requester's inbox). */
 function addVerb (parts: Parts): void {
   const { channels, operations } = parts
   const questions = Object.keys(Answers) as Array<keyof typeof Answers>

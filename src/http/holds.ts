@@ -89,7 +89,7 @@ export class Pool {
   }
 }
 
-/** Connections kept beyond the held requests: probes (/healthz, /readyz), short questions, the docs. */
+/** Connections kept beyond the held requests: probes (/healthz, /readyz), short requests, the docs. */
 export const HEADROOM = 256
 /** File descriptors kept for what is no connection: NATS, the files read on SIGHUP, the runtime's own. */
 const FILES_KEPT = 64

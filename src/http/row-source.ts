@@ -4,24 +4,24 @@
 // are sent latest per row, each but the last with the cursor it was read after as id, so that a
 // stream cut within them resumes by reading them all again.
 
-import type { OverviewQuery } from '../domain/wire/request.js'
+import type { OverviewRequest } from '../domain/wire/request.js'
 import type { What } from '../domain/wire/key-shapes.js'
 import { BUCKETS } from '../domain/wire/key-shapes.js'
-import { viewState, type FollowerDeps, type SharedBatch, type State, type StreamSource } from './stream-of-question.js'
+import { viewState, type FollowerDeps, type SharedBatch, type State, type StreamSource } from './stream-of-request.js'
 
 /** The part of a row cursor naming the buckets' generations. */
 const generationOf = (cursor: string): string => cursor.slice(cursor.lastIndexOf('-') + 1)
 
 export class RowSource implements StreamSource {
-  readonly asked: string
+  readonly requestKey: string
   readonly liveReason: string
   readonly goneReason = 'a bucket the rows read went away during the snapshot'
   /** The buckets whose views must be live for the rows to be. */
   private readonly buckets: readonly What[]
 
-  constructor (private readonly deps: FollowerDeps, private readonly query: OverviewQuery) {
-    this.asked = `${JSON.stringify([query.what, query.filter])} `
-    this.buckets = query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
+  constructor (private readonly deps: FollowerDeps, private readonly overviewRequest: OverviewRequest) {
+    this.requestKey = `${JSON.stringify([overviewRequest.what, overviewRequest.filter])} `
+    this.buckets = overviewRequest.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
     this.liveReason = `buckets ${this.buckets.map((b) => BUCKETS[b]).join(', ')} are followed live`
   }
 
@@ -51,7 +51,7 @@ export class RowSource implements StreamSource {
   async catchUp (): Promise<void> {}
 
   snapshot (after: string | undefined, limit: number): ReturnType<StreamSource['snapshot']> {
-    return { ...this.deps.provisioning.overviews.live.snapshot(this.query, after, limit), outOfShape: [] }
+    return { ...this.deps.provisioning.overviews.live.snapshot(this.overviewRequest, after, limit), outOfShape: [] }
   }
 
   sameGeneration (a: string, b: string): boolean {
@@ -59,15 +59,15 @@ export class RowSource implements StreamSource {
   }
 
   readState (): string {
-    return this.deps.provisioning.overviews.live.now(this.query)
+    return this.deps.provisioning.overviews.live.now(this.overviewRequest)
   }
 
   changes (since: string): SharedBatch {
-    const { changes, cursor } = this.deps.provisioning.overviews.live.changes(this.query, since)
+    const { changes, cursor } = this.deps.provisioning.overviews.live.changes(this.overviewRequest, since)
     return { changes, ids: changes.map((_, i) => i === changes.length - 1 ? cursor : since), cursor, more: false, next: cursor }
   }
 
   count (): { total: number, stale: boolean } {
-    return this.deps.provisioning.overviews.live.count(this.query)
+    return this.deps.provisioning.overviews.live.count(this.overviewRequest)
   }
 }

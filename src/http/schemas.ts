@@ -1,11 +1,11 @@
 // The HTTP-only shapes, built from the domain schemas: each route's query string is the domain's
-// request fields that narrow its question, and responses name the domain's answer documents.
+// request fields that narrow its request, and responses name the domain's answer documents.
 
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'
-import { Answers, EntrySchemas, errorBodySchema, Facets, FILTER_FIELDS, filterList, FilterValues, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, questionFields, RegistryRun, RequestFields, ViewStatus, type FilterField, type RequestField } from '../domain/wire/schemas.js'
+import { Answers, EntrySchemas, errorBodySchema, Facets, FILTER_FIELDS, filterList, FilterValues, ModuleRow, ModulesAnswer, NatsServerStatus, NodeRow, NodesAnswer, requestFields, RegistryRun, RequestFields, ViewStatus, type FilterField, type RequestField } from '../domain/wire/schemas.js'
 
 /** A schema's annotation (typebox's types do not carry `description` or `$id`). */
 export function annotation (schema: TSchema, name: 'description' | '$id'): string {
@@ -44,9 +44,9 @@ const wait = Type.String({
   examples: ['30s']
 })
 
-/** A list route's query parameters: its question's fields, then `wait`, which only HTTP has. */
+/** A list route's query parameters: its request's fields, then `wait`, which only HTTP has. */
 export function listParameters (what: What): string[] {
-  return [...questionFields(what), 'wait']
+  return [...requestFields(what), 'wait']
 }
 
 const isFilter = (field: RequestField): field is FilterField => (FILTER_FIELDS as readonly string[]).includes(field)
@@ -59,7 +59,7 @@ export function parameterOf (field: RequestField): TSchema {
 /** A list route's query string, for the OpenAPI document: its parameters, all optional, and nothing else. */
 export function querystringOf (what: What): TObject {
   const properties: Record<string, TSchema> = {}
-  for (const field of questionFields(what)) properties[field] = Type.Optional(parameterOf(field))
+  for (const field of requestFields(what)) properties[field] = Type.Optional(parameterOf(field))
   properties['wait'] = Type.Optional(wait)
   return Type.Object(properties, { additionalProperties: false })
 }

@@ -1,6 +1,6 @@
 // Opening an event stream (docs/following-changes.md): within its pool's bounds (holds.ts), with
 // its headers and heartbeat, ended at a stop. The framing is sse.ts'; what a stream follows,
-// stream-of-question.ts'; the routes that open streams, routes/events.ts'.
+// stream-of-request.ts'; the routes that open streams, routes/events.ts'.
 
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js'
 import { replyError } from './errors.js'
 import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
 import { Frames, Sse } from './sse.js'
-import { SharedReads, type StreamFollower } from './stream-of-question.js'
+import { SharedReads, type StreamFollower } from './stream-of-request.js'
 
 export interface EventsOptions {
   /** Open streams at most (HTTP_MAX_STREAMS, default 1000); beyond, 503 with Retry-After, shared fairly between callers (holds.ts). */

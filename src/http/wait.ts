@@ -1,5 +1,5 @@
 // The `wait` of docs/following-changes.md: how long a request may be held, and the holding itself, which every route
-// with an ETag calls: with `since`, until something the question would show changes; with
+// with an ETag calls: with `since`, until something the request would show changes; with
 // If-None-Match, until the answer's ETag moves. Only a change that could show looks at it.
 
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -7,7 +7,7 @@ import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { Cursor } from '../domain/wire/cursor.js'
 import { badRequest } from '../domain/wire/errors.js'
 import { readDuration } from '../domain/wire/numbers.js'
-import type { Query } from '../domain/wire/request.js'
+import type { BucketRequest } from '../domain/wire/request.js'
 import { namesEtag } from './answer.js'
 import { replyError, type AccessRefusal } from './errors.js'
 import { callerOf, RETRY_AFTER_S, type Hold, type Pool } from './holds.js'
@@ -29,18 +29,18 @@ export function readWait (text: unknown): number | undefined {
 }
 
 /**
- * What a held request waits for: with `since`, a change the question would show after its cursor;
+ * What a held request waits for: with `since`, a change the request would show after its cursor;
  * else a change of the answer's ETag, which If-None-Match names.
  */
 export type Waiting =
-  | { ms: number, since: Query & { since: Cursor } }
+  | { ms: number, since: BucketRequest & { since: Cursor } }
   | {
     ms: number
     /** The ETag the answer would carry now (it throws as the route would refuse). */
     etag: () => string
   } & ({
-    /** The questions whose changes may move the ETag: only those look at the request. */
-    moves: () => readonly Query[]
+    /** The requests whose changes may move the ETag: only those look at the request. */
+    moves: () => readonly BucketRequest[]
   } | {
     /** Resolves when a change may have moved the ETag (or after `ms`, or on `signal`): for answers that span buckets. */
     changed: (ms: number, signal: AbortSignal) => Promise<void>

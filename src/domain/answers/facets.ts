@@ -13,7 +13,7 @@ function sortedValues (values: Iterable<string>, decoded: boolean): string[] {
   return [...values].map((v) => ({ v, b: Buffer.from(v) })).sort((x, y) => Buffer.compare(x.b, y.b)).map((x) => x.v)
 }
 
-export interface FacetsAsked {
+export interface FacetsRequest {
   what: What
   contents: Contents
   stale: boolean
@@ -26,12 +26,12 @@ export interface FacetsAsked {
 }
 
 /** The facets document, serialized. */
-export function facetsJson (asked: FacetsAsked, n: Narrowing): string {
-  const { what, contents, by, revision } = asked
+export function facetsJson (request: FacetsRequest, n: Narrowing): string {
+  const { what, contents, by, revision } = request
   const position = (FIELDS[what] as readonly string[]).indexOf(by)
   const decoded = isDecoded(by)
   const values = contents.valuesKept(n.positions, position)
-  const after = asked.after === undefined ? undefined : Buffer.from(asked.after)
+  const after = request.after === undefined ? undefined : Buffer.from(request.after)
   const rows = function * (): Generator<Row> {
     for (const value of sortedValues(values.keys(), decoded)) {
       const c = values.get(value) as Counted
@@ -39,9 +39,9 @@ export function facetsJson (asked: FacetsAsked, n: Narrowing): string {
     }
   }
   const past = after === undefined ? undefined : (row: Row) => Buffer.compare(Buffer.from(row.key), after) > 0
-  const page = pageOf(rows(), past, asked.limit, asked.budget)
+  const page = pageOf(rows(), past, request.limit, request.budget)
   let outOfShape = 0
   for (const o of contents.outOfShape.values()) if (n.keepsTokens(o.tokens)) outOfShape++
   return `{"what":"${what}","bucket":"${BUCKETS[what]}","by":"${by}","revision":${revision},"cursor":"${formatCursor(revision, contents.generation)}",` +
-    `"stale":${asked.stale},"total":${page.total},"values":[${page.rows}],"outOfShape":${outOfShape}${page.tail}}`
+    `"stale":${request.stale},"total":${page.total},"values":[${page.rows}],"outOfShape":${outOfShape}${page.tail}}`
 }

@@ -1,5 +1,5 @@
 // A request held until what it waits for happens: the one shape of every held wait (the bucket
-// questions' waiters, the overview's groups), so that a timeout, an abort and letting go are
+// requests' waiters, the overview's groups), so that a timeout, an abort and letting go are
 // written once.
 
 /**

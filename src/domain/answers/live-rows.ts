@@ -6,7 +6,7 @@
 
 import { hash } from 'node:crypto'
 import { ProvisionerError } from '../wire/errors.js'
-import type { OverviewQuery } from '../wire/request.js'
+import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
@@ -17,37 +17,37 @@ export interface RowChange { type: 'put' | 'delete', json: string }
 
 const CURSOR = /^(\d{1,16}(?:\.\d{1,16}){2,3})-([A-Za-z0-9_-]{16})$/
 
-/** The buckets whose changes move rows of `query`, in cursor order: the registry last. */
-const readBuckets = (query: OverviewQuery): Array<keyof Mesh & string> => [...bucketsOf(query), 'registry']
+/** The buckets whose changes move rows of `request`, in cursor order: the registry last. */
+const readBuckets = (request: OverviewRequest): Array<keyof Mesh & string> => [...bucketsOf(request), 'registry']
 
 function expired (why: string): ProvisionerError {
   return new ProvisionerError('CURSOR_EXPIRED', why)
 }
 
-/** One row of `query`, by its sort key (`<node>` or `<node>.<module>`). */
+/** One row of `request`, by its sort key (`<node>` or `<node>.<module>`). */
 interface Keyed { key: string, json: string }
 
 export class LiveRows {
   constructor (private readonly views: AnsweredViews, private readonly rows: Rows) {}
 
-  /** The cursor of `mesh` for `query`: each bucket's revision, and a digest of their generations. */
-  private cursorOf (mesh: Mesh, query: OverviewQuery): string {
-    const held = readBuckets(query).map((b) => mesh[b] as Contents | undefined)
+  /** The cursor of `mesh` for `request`: each bucket's revision, and a digest of their generations. */
+  private cursorOf (mesh: Mesh, request: OverviewRequest): string {
+    const held = readBuckets(request).map((b) => mesh[b] as Contents | undefined)
     const generations = held.map((c) => c?.generation ?? '-').join(' ')
     return `${held.map((c) => c?.revision ?? 0).join('.')}-${hash('sha256', generations, 'base64url').slice(0, 16)}`
   }
 
-  private mesh (query: OverviewQuery): Mesh {
-    return readMesh(this.views, bucketsOf(query))
+  private mesh (request: OverviewRequest): Mesh {
+    return readMesh(this.views, bucketsOf(request))
   }
 
-  /** Every row `query` keeps now, in answer order. */
-  private * all (mesh: Mesh, query: OverviewQuery): Generator<Keyed> {
-    const { filter } = query
-    const contents = query.what === 'nodes' ? [mesh.needs, mesh.applied, mesh.collect] : [mesh.needs, mesh.applied]
+  /** Every row `request` keeps now, in answer order. */
+  private * all (mesh: Mesh, request: OverviewRequest): Generator<Keyed> {
+    const { filter } = request
+    const contents = request.what === 'nodes' ? [mesh.needs, mesh.applied, mesh.collect] : [mesh.needs, mesh.applied]
     for (const node of this.rows.nodes(...contents)) {
       if (!keeps(filter, 'node', node)) continue
-      if (query.what === 'nodes') {
+      if (request.what === 'nodes') {
         const row = this.rows.nodeRow(mesh, node)
         if (row !== undefined) yield { key: node, json: row.json }
         continue
@@ -58,30 +58,30 @@ export class LiveRows {
     }
   }
 
-  /** One page of the rows `query` keeps now, after the row `after` names, for a stream's snapshot; `cursor` names the state read. */
-  snapshot (query: OverviewQuery, after: string | undefined, limit: number): { entries: string[], next?: string, cursor: string, stale: boolean } {
-    const mesh = this.mesh(query)
+  /** One page of the rows `request` keeps now, after the row `after` names, for a stream's snapshot; `cursor` names the state read. */
+  snapshot (request: OverviewRequest, after: string | undefined, limit: number): { entries: string[], next?: string, cursor: string, stale: boolean } {
+    const mesh = this.mesh(request)
     const entries: string[] = []
     let next: string | undefined
-    for (const row of this.all(mesh, query)) {
+    for (const row of this.all(mesh, request)) {
       if (after !== undefined && !later(row.key, after)) continue
       if (entries.length === limit) break
       entries.push(row.json)
       next = row.key
     }
     const more = entries.length === limit && next !== undefined
-    return { entries, ...(more ? { next } : {}), cursor: this.cursorOf(mesh, query), stale: mesh.stale }
+    return { entries, ...(more ? { next } : {}), cursor: this.cursorOf(mesh, request), stale: mesh.stale }
   }
 
-  /** How many rows `query` keeps now, and whether they are stale: what `synced` says. */
-  count (query: OverviewQuery): { total: number, stale: boolean } {
-    const mesh = this.mesh(query)
-    return { total: [...this.all(mesh, query)].length, stale: mesh.stale }
+  /** How many rows `request` keeps now, and whether they are stale: what `synced` says. */
+  count (request: OverviewRequest): { total: number, stale: boolean } {
+    const mesh = this.mesh(request)
+    return { total: [...this.all(mesh, request)].length, stale: mesh.stale }
   }
 
-  /** The cursor of now, for `query`: the stream's sharing of reads names the state by it. */
-  now (query: OverviewQuery): string {
-    return this.cursorOf(this.mesh(query), query)
+  /** The cursor of now, for `request`: the stream's sharing of reads names the state by it. */
+  now (request: OverviewRequest): string {
+    return this.cursorOf(this.mesh(request), request)
   }
 
   /**
@@ -90,13 +90,13 @@ export class LiveRows {
    * CURSOR_EXPIRED when `since` cannot be served (not such a cursor, a bucket created again, a
    * revision this instance has not reached or no longer serves).
    */
-  changes (query: OverviewQuery, since: string): { changes: RowChange[], cursor: string } {
+  changes (request: OverviewRequest, since: string): { changes: RowChange[], cursor: string } {
     const m = CURSOR.exec(since)
-    const buckets = readBuckets(query)
+    const buckets = readBuckets(request)
     const revisions = m === null ? [] : (m[1] as string).split('.').map(Number)
     if (m === null || revisions.length !== buckets.length) throw expired(`${JSON.stringify(since.slice(0, 60))} is not an id of this stream; a fresh snapshot follows`)
-    const mesh = this.mesh(query)
-    const cursor = this.cursorOf(mesh, query)
+    const mesh = this.mesh(request)
+    const cursor = this.cursorOf(mesh, request)
     if (!cursor.endsWith(`-${m[2] as string}`)) throw expired('a bucket the rows read was created again since that id; a fresh snapshot follows')
     const named = new Map<string, { node: string, module: string | undefined }>()
     buckets.forEach((b, i) => {
@@ -105,9 +105,9 @@ export class LiveRows {
       if (c === undefined) return
       if (revision > c.revision || revision < c.expiredBefore) throw expired(`that id names revision ${revision} of bucket ${c.what}, which this instance does not serve (it holds ${c.expiredBefore}-${c.revision}); a fresh snapshot follows`)
       for (const t of touched(mesh, c, revision)) {
-        if (!keeps(query.filter, 'node', t.node)) continue
-        if (query.what === 'nodes') named.set(t.node, { node: t.node, module: undefined })
-        else if (t.module !== undefined && keeps(query.filter, 'module', t.module)) named.set(`${t.node}.${t.module}`, t)
+        if (!keeps(request.filter, 'node', t.node)) continue
+        if (request.what === 'nodes') named.set(t.node, { node: t.node, module: undefined })
+        else if (t.module !== undefined && keeps(request.filter, 'module', t.module)) named.set(`${t.node}.${t.module}`, t)
       }
     })
     const changes: RowChange[] = []
@@ -115,7 +115,7 @@ export class LiveRows {
       const { node, module } = named.get(key) as { node: string, module: string | undefined }
       const json = module === undefined
         ? this.rows.nodeRow(mesh, node)?.json
-        : this.rows.moduleLines(mesh, node).find((l) => l.module === module && keeps(query.filter, 'state', l.state))?.json
+        : this.rows.moduleLines(mesh, node).find((l) => l.module === module && keeps(request.filter, 'state', l.state))?.json
       changes.push(json !== undefined ? { type: 'put', json } : { type: 'delete', json: module === undefined ? `{"node":"${node}"}` : `{"node":"${node}","module":"${module}"}` })
     }
     return { changes, cursor }

@@ -1,13 +1,13 @@
 // The buckets an overview reads and its filter: shared by the overviews, their waiters and their
 // live rows, in a leaf module so that none of them imports another for it.
 
-import type { OverviewQuery } from '../wire/request.js'
+import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import type { AnsweredViews } from './port.js'
 import type { Mesh } from './rows.js'
 
-/** Whether a filter keeps a row's field value (the Query's filter, whatever it holds). */
-export function keeps (filter: OverviewQuery['filter'], field: string, value: string): boolean {
+/** Whether a filter keeps a row's field value (a request's filter, whatever it holds). */
+export function keeps (filter: OverviewRequest['filter'], field: string, value: string): boolean {
   const wanted = filter[field]
   return wanted === undefined || wanted.includes(value)
 }
@@ -26,4 +26,4 @@ export function readMesh (views: AnsweredViews, buckets: readonly Bucket[]): Mes
   return { ...held, registry, stale: buckets.some((b) => views.byWhat[b].stale) } as unknown as Mesh
 }
 
-export const bucketsOf = (query: OverviewQuery): Bucket[] => query.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
+export const bucketsOf = (request: OverviewRequest): Bucket[] => request.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']

@@ -1,46 +1,46 @@
 // The held waits on the nodes and modules documents (`wait` with If-None-Match, docs/following-changes.md):
-// grouped by question and indexed by the nodes they name, so that a burst of writes is looked at
+// grouped by request and indexed by the nodes they name, so that a burst of writes is looked at
 // once for them all, and woken only when a row they show, or showed, changed its bytes. A write
 // that moves no row of theirs (an applied entry rewritten under `?state=pending`) wakes nobody.
 
 import { heldUntil } from './held.js'
-import type { OverviewQuery } from '../wire/request.js'
+import type { OverviewRequest } from '../wire/request.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import type { Before, Mesh, ModuleLine, Rows } from './rows.js'
 
 interface Group {
-  readonly query: OverviewQuery
+  readonly request: OverviewRequest
   readonly wakes: Set<() => void>
 }
 
 const WATCHED = ['needs', 'applied', 'collect', 'registry'] as const
 
-/** Whether a module row is one `query` keeps. */
-const keepsLine = (query: OverviewQuery, line: ModuleLine | undefined): boolean =>
-  line !== undefined && keeps(query.filter, 'module', line.module) && keeps(query.filter, 'state', line.state)
+/** Whether a module row is one `request` keeps. */
+const keepsLine = (request: OverviewRequest, line: ModuleLine | undefined): boolean =>
+  line !== undefined && keeps(request.filter, 'module', line.module) && keeps(request.filter, 'state', line.state)
 
-/** Whether the rows of `node` that `query` shows moved from `before` to now. */
-function moved (rows: Rows, mesh: Mesh, query: OverviewQuery, node: string, before: Before): boolean {
-  if (query.what === 'nodes') return before.node?.json !== rows.nodeRow(mesh, node)?.json
+/** Whether the rows of `node` that `request` shows moved from `before` to now. */
+function moved (rows: Rows, mesh: Mesh, request: OverviewRequest, node: string, before: Before): boolean {
+  if (request.what === 'nodes') return before.node?.json !== rows.nodeRow(mesh, node)?.json
   const now = rows.moduleLines(mesh, node)
   const old = new Map((before.modules ?? []).map((l) => [l.module, l]))
   for (const line of now) {
     const was = old.get(line.module)
     old.delete(line.module)
-    if (was?.json !== line.json && (keepsLine(query, was) || keepsLine(query, line))) return true
+    if (was?.json !== line.json && (keepsLine(request, was) || keepsLine(request, line))) return true
   }
   // Rows gone: moved when the answer kept them. Rows not kept before a change named the node may have been anything.
-  for (const was of old.values()) if (keepsLine(query, was)) return true
-  return before.modules === undefined && now.some((l) => keepsLine(query, l))
+  for (const was of old.values()) if (keepsLine(request, was)) return true
+  return before.modules === undefined && now.some((l) => keepsLine(request, l))
 }
 
 export class OverviewWaiters {
-  /** By the question's text: a thousand consoles holding one URL are looked at once. */
+  /** By the request's text: a thousand consoles holding one URL are looked at once. */
   private readonly groups = new Map<string, Group>()
-  /** The groups whose question names nodes, by each node it names: a write elsewhere never looks at them. */
+  /** The groups whose request names nodes, by each node it names: a write elsewhere never looks at them. */
   private readonly byNode = new Map<string, Set<Group>>()
-  /** The groups whose question names no node: any write may move their rows. */
+  /** The groups whose request names no node: any write may move their rows. */
   private readonly anyNode = new Set<Group>()
   private held = 0
   private looking = false
@@ -49,20 +49,20 @@ export class OverviewWaiters {
   constructor (private readonly views: AnsweredViews, private readonly rows: Rows) {}
 
   /** As Overviews.changed. */
-  async changed (query: OverviewQuery, ms: number, signal?: AbortSignal): Promise<void> {
-    await heldUntil(ms, signal, (wake, held) => { held.push(this.add(query, wake)) })
+  async changed (request: OverviewRequest, ms: number, signal?: AbortSignal): Promise<void> {
+    await heldUntil(ms, signal, (wake, held) => { held.push(this.add(request, wake)) })
   }
 
-  private add (query: OverviewQuery, wake: () => void): () => void {
+  private add (request: OverviewRequest, wake: () => void): () => void {
     if (this.held++ === 0) {
       this.rows.watch()
       // What changed before this wait is in the ETag it was compared with: only later changes count.
       this.drain()
       this.unlisten = WATCHED.map((what) => this.views.byWhat[what].listen((signal) => this.signal(signal)))
     }
-    const key = JSON.stringify([query.what, query.filter])
+    const key = JSON.stringify([request.what, request.filter])
     let group = this.groups.get(key)
-    if (group === undefined) this.index((group = { query, wakes: new Set() }), key, true)
+    if (group === undefined) this.index((group = { request, wakes: new Set() }), key, true)
     group.wakes.add(wake)
     let gone = false
     return () => {
@@ -82,7 +82,7 @@ export class OverviewWaiters {
   private index (group: Group, key: string, held: boolean): void {
     if (held) this.groups.set(key, group)
     else this.groups.delete(key)
-    const nodes = group.query.filter['node']
+    const nodes = group.request.filter['node']
     if (nodes === undefined) {
       if (held) this.anyNode.add(group)
       else this.anyNode.delete(group)
@@ -136,15 +136,15 @@ export class OverviewWaiters {
     const woken = new Set<Group>()
     for (const [node, before] of replaced.nodes) {
       for (const groups of [this.anyNode, this.byNode.get(node)]) {
-        for (const group of groups ?? []) if (!woken.has(group) && moved(this.rows, mesh, group.query, node, before)) woken.add(group)
+        for (const group of groups ?? []) if (!woken.has(group) && moved(this.rows, mesh, group.request, node, before)) woken.add(group)
       }
     }
     this.wakeGroups(woken)
   }
 
-  /** Wakes every wait of each group whose question `woken` says moved. */
-  private wake (woken: (query: OverviewQuery) => boolean): void {
-    this.wakeGroups([...this.groups.values()].filter((group) => woken(group.query)))
+  /** Wakes every wait of each group whose request `woken` says moved. */
+  private wake (woken: (request: OverviewRequest) => boolean): void {
+    this.wakeGroups([...this.groups.values()].filter((group) => woken(group.request)))
   }
 
   private wakeGroups (groups: Iterable<Group>): void {

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { Contents } from '../store/contents.js'
-import type { OverviewQuery } from '../wire/request.js'
+import type { OverviewRequest } from '../wire/request.js'
 import { createOverviews, isoNanos, stateOf } from './overview.js'
 import type { AnsweredViews } from './port.js'
 
@@ -44,7 +44,7 @@ describe('answers kept across changes', () => {
     key: what === 'registry' ? kind : odd ? `${node}.odd` : what === 'needs' ? `${node}.${module}.${kind}.${name}` : what === 'applied' ? `${node}.${module}` : `${node}.${module}.${name}`
   }))
   const change = fc.record({ at: key, operation: fc.constantFrom('PUT' as const, 'PUT' as const, 'DEL' as const), ms: fc.integer({ min: 0, max: 5 }), nanos: fc.integer({ min: 0, max: 2 }) })
-  const questions: OverviewQuery[] = [
+  const questions: OverviewRequest[] = [
     { what: 'nodes', filter: {} },
     { what: 'nodes', filter: { node: ['b'] } },
     { what: 'modules', filter: {} },
@@ -58,7 +58,7 @@ describe('answers kept across changes', () => {
       for (const c of Object.values(contents)) c.buildIndexes()
       const views = { byWhat: Object.fromEntries(Object.entries(contents).map(([what, c]) => [what, { read: () => c, stale: false }])) } as unknown as AnsweredViews
       const kept = createOverviews(views)
-      // A client of each live question: the rows it holds, and the cursor it holds them at.
+      // A client of each live request: the rows it holds, and the cursor it holds them at.
       const live = questions.map((q) => ({ q, held: new Map(rowsOf(kept.ask(q).json).map((r) => [rowKey(r), r])), cursor: kept.live.now(q) }))
       let revision = 0
       for (const batch of batches) {

@@ -4,7 +4,7 @@
 // opaque: keys, revisions and times only.
 
 import { hash } from 'node:crypto'
-import type { OverviewQuery } from '../wire/request.js'
+import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import type { AnsweredViews } from './port.js'
 import { Answer, answerCache, type AskOptions } from './answer.js'
@@ -17,28 +17,28 @@ import type { ModuleState } from '../wire/schemas.js'
 
 export { isoNanos, noModule, noNode, stateOf } from './rows.js'
 
-/** One question across buckets asked again and again: its answer is kept while its tag holds. */
-export interface OverviewQuestion {
-  readonly query: OverviewQuery
+/** A request across buckets kept to be asked again and again: its answer is kept while its tag holds. */
+export interface KeptOverviewRequest {
+  readonly request: OverviewRequest
   tag: () => string
   answer: () => Answer
 }
 
 export interface Overviews {
-  ask: (query: OverviewQuery, opts?: AskOptions) => Answer
-  question: (query: OverviewQuery, opts?: AskOptions) => OverviewQuestion
+  ask: (request: OverviewRequest, opts?: AskOptions) => Answer
+  keep: (request: OverviewRequest, opts?: AskOptions) => KeptOverviewRequest
   /**
-   * Resolves when a change may have moved the answer to `query` (a row it keeps, or kept, changed
+   * Resolves when a change may have moved the answer to `request` (a row it keeps, or kept, changed
    * its bytes), when a view's state changes, when `signal` aborts, or after `ms`: a write that moves
    * no row the answer shows wakes nobody.
    */
-  changed: (query: OverviewQuery, ms: number, signal?: AbortSignal) => Promise<void>
-  /** The rows of `query` live, for an event stream. */
+  changed: (request: OverviewRequest, ms: number, signal?: AbortSignal) => Promise<void>
+  /** The rows of `request` live, for an event stream. */
   readonly live: LiveRows
   /** The module rows per state, the earliest waitingSince and the unanswered needs of the whole mesh: the gauges' reading (undefined while a bucket cannot be read). */
   totals: () => Totals | undefined
-  /** Names the answer to `query`: a digest of its bytes, so that it moves only when the answer does (docs/glance.md). */
-  tag: (query: OverviewQuery, opts?: AskOptions) => string
+  /** Names the answer to `request`: a digest of its bytes, so that it moves only when the answer does (docs/glance.md). */
+  tag: (request: OverviewRequest, opts?: AskOptions) => string
   /** One node's row; NOT_FOUND when no key names it. */
   node: (node: string) => { json: string, tag: string }
   /** One module's row on a node; NOT_FOUND when neither needs nor applied has it. */
@@ -61,13 +61,13 @@ function digest (json: string | Buffer): string {
 /** The module rows per state, the earliest waitingSince (ms since the epoch) and the unanswered needs of the whole mesh. */
 export interface Totals { states: Record<ModuleState, number>, waitingSinceMs: number | undefined, unanswered: number }
 
-/** The state of the buckets an answer to `query` reads: while it holds, the answer is the same. */
-function readState (views: AnsweredViews, query: OverviewQuery): string {
-  const buckets = bucketsOf(query)
+/** The state of the buckets an answer to `request` reads: while it holds, the answer is the same. */
+function readState (views: AnsweredViews, request: OverviewRequest): string {
+  const buckets = bucketsOf(request)
   const mesh = readMesh(views, buckets)
   const positions = new Map<number, readonly string[]>()
-  if (query.filter['node'] !== undefined) positions.set(0, query.filter['node'])
-  if (query.filter['module'] !== undefined && positions.size > 0) positions.set(1, query.filter['module'])
+  if (request.filter['node'] !== undefined) positions.set(0, request.filter['node'])
+  if (request.filter['module'] !== undefined && positions.size > 0) positions.set(1, request.filter['module'])
   // collect's second token is a collection, not a module: only the node narrows it.
   const parts = buckets.map((b) => {
     const c = mesh[b] as Contents
@@ -79,20 +79,20 @@ function readState (views: AnsweredViews, query: OverviewQuery): string {
 }
 
 /** The nodes document. */
-function nodesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
+function nodesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit: number, budget: number): string {
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied, mesh.collect)) {
-      if (keeps(query.filter, 'node', node)) yield { key: node, line: () => memo.nodeRow(mesh, node) as Kept }
+      if (keeps(request.filter, 'node', node)) yield { key: node, line: () => memo.nodeRow(mesh, node) as Kept }
     }
   }
-  const after = query.after
+  const after = request.after
   const page = pageOf(rows(), after === undefined ? undefined : (row) => row.key > after, limit, budget)
   return `{"what":"nodes","stale":${mesh.stale},"total":${page.total},"nodes":[${page.rows}]${page.tail}}`
 }
 
 /** The modules document. */
-function modulesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: number, budget: number): string {
-  const { filter } = query
+function modulesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit: number, budget: number): string {
+  const { filter } = request
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
@@ -101,8 +101,8 @@ function modulesAnswer (memo: Rows, query: OverviewQuery, mesh: Mesh, limit: num
       }
     }
   }
-  const dot = query.after?.indexOf('.') ?? -1
-  const [an, am] = query.after === undefined ? [] : dot < 0 ? [query.after, ''] : [query.after.slice(0, dot), query.after.slice(dot + 1)]
+  const dot = request.after?.indexOf('.') ?? -1
+  const [an, am] = request.after === undefined ? [] : dot < 0 ? [request.after, ''] : [request.after.slice(0, dot), request.after.slice(dot + 1)]
   const past = an === undefined
     ? undefined
     : (row: Row) => {
@@ -154,39 +154,39 @@ export function createOverviews (views: AnsweredViews): Overviews {
   const cache = answerCache()
   const waiters = new OverviewWaiters(views, memo)
 
-  const keyOf = (query: OverviewQuery, opts: AskOptions): string => JSON.stringify([query.what, query.filter, query.after, query.limit, opts.defaultLimit, opts.maxBytes])
+  const keyOf = (request: OverviewRequest, opts: AskOptions): string => JSON.stringify([request.what, request.filter, request.after, request.limit, opts.defaultLimit, opts.maxBytes])
 
   /** The answer kept under `key` for `state` (the buckets' state read now), else built now. */
-  function answerAt (query: OverviewQuery, opts: AskOptions, key: string, state: string): Answer {
+  function answerAt (request: OverviewRequest, opts: AskOptions, key: string, state: string): Answer {
     return cache.obtain(key, state, () => {
-      const mesh = readMesh(views, bucketsOf(query))
-      const limit = query.limit ?? opts.defaultLimit ?? Infinity
+      const mesh = readMesh(views, bucketsOf(request))
+      const limit = request.limit ?? opts.defaultLimit ?? Infinity
       const budget = (opts.maxBytes ?? Infinity) - FRAME
-      const json = query.what === 'nodes' ? nodesAnswer(memo, query, mesh, limit, budget) : modulesAnswer(memo, query, mesh, limit, budget)
+      const json = request.what === 'nodes' ? nodesAnswer(memo, request, mesh, limit, budget) : modulesAnswer(memo, request, mesh, limit, budget)
       // Encoded once: the digest reads the bytes the answer keeps.
       const bytes = Buffer.from(json)
       return new Answer(bytes, digest(bytes))
     })
   }
 
-  const ask = (query: OverviewQuery, opts: AskOptions = {}): Answer => answerAt(query, opts, keyOf(query, opts), readState(views, query))
+  const ask = (request: OverviewRequest, opts: AskOptions = {}): Answer => answerAt(request, opts, keyOf(request, opts), readState(views, request))
 
   return {
     ask,
-    changed: async (query, ms, signal) => await waiters.changed(query, ms, signal),
+    changed: async (request, ms, signal) => await waiters.changed(request, ms, signal),
     live: new LiveRows(views, memo),
     totals: () => totals(views, memo),
-    tag: (query, opts) => ask(query, opts).tag,
-    question (query, opts = {}) {
+    tag: (request, opts) => ask(request, opts).tag,
+    keep (request, opts = {}) {
       /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
       let seen: { state: string, answer: Answer } | undefined
-      const key = keyOf(query, opts)
+      const key = keyOf(request, opts)
       const now = (): Answer => {
-        const state = readState(views, query)
-        if (seen?.state !== state) seen = { state, answer: answerAt(query, opts, key, state) }
+        const state = readState(views, request)
+        if (seen?.state !== state) seen = { state, answer: answerAt(request, opts, key, state) }
         return seen.answer
       }
-      return { query, tag: () => now().tag, answer: now }
+      return { request, tag: () => now().tag, answer: now }
     },
     node (node) {
       const line = memo.nodeRow(readMesh(views, bucketsOf({ what: 'nodes', filter: {} })), node)

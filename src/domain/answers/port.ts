@@ -5,7 +5,7 @@ import type { What } from '../wire/key-shapes.js'
 import type { ViewStatus } from '../wire/schemas.js'
 import type { Followed } from './waiters.js'
 
-/** One bucket's view as the answers read it: a follow/bucket-follower.ts BucketFollower is one. */
+/** One bucket's view as the answers read it: a follow/bucket-view.ts BucketView is one. */
 export interface AnsweredView extends Followed {
   /** Whether the contents may lag the bucket (the feed is down or behind). */
   readonly stale: boolean

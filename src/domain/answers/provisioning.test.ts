@@ -399,11 +399,11 @@ describe('a question asked again', () => {
     const view = { read: () => contents, stale: false }
     let contents = c
     const p = createProvisioning({ byWhat: { needs: view } } as unknown as AnsweredViews)
-    const query = { what: 'needs' as const, filter: { node: ['n1'] } }
-    const q = p.question(query, { maxBytes: 4096 })
+    const request = { what: 'needs' as const, filter: { node: ['n1'] } }
+    const q = p.keep(request, { maxBytes: 4096 })
     const same = (): void => {
-      expect(q.tag()).toBe(p.tag(query))
-      expect(q.answer().json).toBe(p.ask(query, { maxBytes: 4096 }).json)
+      expect(q.tag()).toBe(p.tag(request))
+      expect(q.answer().json).toBe(p.ask(request, { maxBytes: 4096 }).json)
     }
     same()
     const first = q.answer()
@@ -494,12 +494,12 @@ describe('several values per filter field (docs/verb.md)', () => {
       const snapshot = p.snapshot({ what: 'needs', filter }, undefined, 1000)
       expect([snapshot.entries.length, snapshot.total, snapshot.cursor]).toEqual([entries.length, entries.length, first.cursor])
       // A write the filter does not keep moves neither the revision nor the tag; one it keeps moves
-      // both, for a question asked again (which keeps what its revision was read under) as for a new one.
+      // both, for a request asked again (which keeps what its revision was read under) as for a new one.
       // Under one tag, one body: built again with no cache, the answer and its facets are the same bytes.
       const before = p.tag({ what: 'needs', filter })
       const bodies = (over: Provisioning): string[] => [undefined, 'node', 'module', 'kind'].map((by) => over.ask({ what: 'needs', filter, ...(by === undefined ? {} : { by }) }).json)
       const built = bodies(p)
-      const q = p.question({ what: 'needs', filter })
+      const q = p.keep({ what: 'needs', filter })
       expect(q.tag()).toBe(before)
       for (const key of ['q.q.q.q', 'a.q.k.x', 'b.m.q.y', 'c.n.l.q', 'a.m.k.q', 'q.m.k.x', 'q.odd', 'a.n.l.y', 'c.m.k.x', 'b.n.k.y']) {
         put(c, key, '{}')
@@ -534,10 +534,10 @@ describe('what questions keep', () => {
     for (let i = 0; i < 50; i++) put(c, `n${i}.m`, `{"v":"${'x'.repeat(100)}"}`)
     c.buildIndexes()
     const p = provisioningOver('applied', c)
-    const q = p.question({ what: 'applied', filter: {} })
+    const q = p.keep({ what: 'applied', filter: {} })
     const first = q.answer()
     expect(q.answer()).toBe(first)
-    // More distinct questions than the answer cache keeps push the first answer out.
+    // More distinct requests than the answer cache keeps push the first answer out.
     for (let limit = 1; limit <= 1100; limit++) p.ask({ what: 'applied', filter: {}, limit })
     const again = q.answer()
     expect(again).not.toBe(first)
@@ -610,19 +610,19 @@ describe('held requests', () => {
     put(c, 'bob.m.secret.a', '{}')
     c.buildIndexes()
     const { p, signal } = followed(c)
-    const query = { what: 'needs' as const, filter: { node: ['ace'], name: ['a'] } }
-    const tag = p.tag(query)
+    const request = { what: 'needs' as const, filter: { node: ['ace'], name: ['a'] } }
+    const tag = p.tag(request)
     let woken = false
-    const held = p.changed([query], 60_000).then(() => { woken = true })
+    const held = p.changed([request], 60_000).then(() => { woken = true })
     for (const key of ['ace.m.secret.b', 'bob.m.secret.a', 'ace.n.port.b']) {
       put(c, key, '{}')
       signal('change')
       await burst()
     }
-    expect([woken, p.tag(query)]).toEqual([false, tag])
+    expect([woken, p.tag(request)]).toEqual([false, tag])
     put(c, 'ace.n.port.a', '{}')
     signal('change')
     await held
-    expect(p.tag(query)).not.toBe(tag)
+    expect(p.tag(request)).not.toBe(tag)
   })
 })

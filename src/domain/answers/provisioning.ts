@@ -1,4 +1,4 @@
-// One function per question: the answer document of docs/verb.md, built from a view's ready JSON,
+// One function per request: the answer document of docs/verb.md, built from a view's ready JSON,
 // narrowed, paged and cut to fit, or (with `since`) the changes after a cursor
 // (docs/following-changes.md). Both transports answer with exactly these bytes; the event stream
 // reads the same changes one by one.
@@ -11,11 +11,11 @@ import { Waiters, type Waiter } from './waiters.js'
 import { BUCKETS, FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
-import type { Filter, Query } from '../wire/request.js'
+import type { Filter, BucketRequest } from '../wire/request.js'
 import { listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
 import type { Contents, RevisionMemo } from '../store/contents.js'
 import { narrowing, Selection, type Change, type Narrowing } from './selection.js'
-import type { ViewSignal } from '../follow/bucket-follower.js'
+import type { ViewSignal } from '../follow/bucket-view.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
 import { ByteWriter } from '../store/byte-writer.js'
@@ -55,70 +55,70 @@ const FRAME = 512
 const OUT_OF_SHAPE_SHARE = 1 / 4
 
 /**
- * One question asked again and again (a console polling one URL, a module asking at each start):
+ * A request kept to be asked again and again (a console polling one URL, a module asking at each start):
  * its tag is kept while its bucket has not moved, and its key in the answer cache for good, so
  * that asking costs a few comparisons and one lookup instead of narrowing and keying each time.
  * It keeps no answer: answers are held by the answer cache alone, which counts their bytes.
  */
-export interface Question {
-  readonly query: Query
+export interface KeptRequest {
+  readonly request: BucketRequest
   readonly opts: AskOptions
-  /** As Provisioning.tag of the query. */
+  /** As Provisioning.tag of the request. */
   tag (): string
-  /** As Provisioning.ask of the query. */
+  /** As Provisioning.ask of the request. */
   answer (): Answer
 }
 
 /**
- * What a Question holds beyond the text it was read from, for the faces' caches of questions: a
- * three-field list question with the gateway's ETag measured 1.8 KB of heap. The text counts twice
+ * What a KeptRequest holds beyond the text it was read from, for the faces' caches of requests: a
+ * three-field list request with the gateway's ETag measured 1.8 KB of heap. The text counts twice
  * (the cache's key, and the values read from it).
  */
-export function questionBytes (text: string): number {
+export function keptRequestBytes (text: string): number {
   return 2048 + 2 * text.length
 }
 
 export interface Provisioning {
-  /** The questions across buckets: nodes and modules (docs/glance.md). */
+  /** The requests across buckets: nodes and modules (docs/glance.md). */
   readonly overviews: Overviews
-  ask (query: Query, opts?: AskOptions): Answer
-  /** The question `query` as one to be asked again; it answers what `tag` and `ask` would. */
-  question (query: Query, opts?: AskOptions): Question
+  ask (request: BucketRequest, opts?: AskOptions): Answer
+  /** `request` kept to be asked again; it answers what `tag` and `ask` would. */
+  keep (request: BucketRequest, opts?: AskOptions): KeptRequest
   /** One entry's JSON by key; NOT_FOUND when the bucket holds no such entry. */
   entry (what: What, key: string): { json: string, tag: string }
   /**
-   * Names the state the answer to `query` is built from: while it is the same, the question gets
+   * Names the state the answer to `request` is built from: while it is the same, the request gets
    * the same bytes, so a transport can validate a cached answer without building it again. It
-   * moves only with a change the answer would show (docs/following-changes.md). Refuses like the questions do while
+   * moves only with a change the answer would show (docs/following-changes.md). Refuses like the requests do while
    * the bucket is missing or loading.
    */
-  tag (query: Query): string
+  tag (request: BucketRequest): string
   /**
-   * The changes after `query.since` that the filter keeps, latest per key, in revision order, at
+   * The changes after `request.since` that the filter keeps, latest per key, in revision order, at
    * most `limit`; `cursor` names the last one given (or the cursor asked, when there are none).
    */
-  changes (query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean }
+  changes (request: BucketRequest & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean }
   /**
-   * One page of what `query` holds now, for an event stream's snapshot: the entries after `after`
+   * One page of what `request` holds now, for an event stream's snapshot: the entries after `after`
    * in key order (at most `limit`; `next` when more follow) and, on the first page, the out-of-shape
    * keys the filter keeps. `cursor` names the state the page was read from: the changes after the
    * first page's cursor complete a snapshot taken over several pages while the bucket moves.
    */
-  snapshot (query: Query, after: string | undefined, limit: number): Snapshot
-  /** How many entries `query` keeps now, and whether the view is stale: what an event stream's `synced` says. */
-  count (query: Query): { total: number, stale: boolean }
+  snapshot (request: BucketRequest, after: string | undefined, limit: number): Snapshot
+  /** How many entries `request` keeps now, and whether the view is stale: what an event stream's `synced` says. */
+  count (request: BucketRequest): { total: number, stale: boolean }
   /**
-   * Waits a moment for this instance to reach the revision of `query.since` when another instance
-   * gave the cursor and this one has not read as far yet; the question then refuses or answers.
+   * Waits a moment for this instance to reach the revision of `request.since` when another instance
+   * gave the cursor and this one has not read as far yet; the request then refuses or answers.
    */
-  catchUp (query: Query, ms?: number): Promise<void>
+  catchUp (request: BucketRequest, ms?: number): Promise<void>
   /**
-   * Resolves when a change that one of `queries` would show lands after its `since` (after now,
+   * Resolves when a change that one of `requests` would show lands after its `since` (after now,
    * for one without), when the view's state changes (stale, live, another generation), when
    * `signal` aborts, or after `ms`. Only such a change looks at the request: a write elsewhere
    * costs it nothing.
    */
-  changed (queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void>
+  changed (requests: readonly BucketRequest[], ms: number, signal?: AbortSignal): Promise<void>
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
 }
@@ -131,7 +131,7 @@ export function noEntry (what: What, key: string): ProvisionerError {
 export { narrowing, type Change, type Narrowing } from './selection.js'
 export { Answer, type AskOptions } from './answer.js'
 
-/** How long a question waits for this instance to reach a cursor another one gave. */
+/** How long a request waits for this instance to reach a cursor another one gave. */
 const CATCH_UP_MS = 2000
 
 function tagOf (contents: Contents, revision: number, stale: boolean): string {
@@ -229,23 +229,23 @@ function since (head: Head, n: Narrowing, from: number, limit: number, budget: n
 }
 
 /** The contents to answer from, refusing a cursor of another generation or one this instance has not reached. */
-function read (views: AnsweredViews, query: Query): { contents: Contents, stale: boolean } {
-  const view = views.byWhat[query.what]
+function read (views: AnsweredViews, request: BucketRequest): { contents: Contents, stale: boolean } {
+  const view = views.byWhat[request.what]
   const contents = view.read()
-  const since = query.since
+  const since = request.since
   if (since !== undefined) {
     const order = compareGenerations(since.generation, contents.generation)
     if (order < 0) {
-      throw cursorExpired(query.what, since)
+      throw cursorExpired(request.what, since)
     }
     if (order > 0) {
-      throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[query.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
+      throw new ProvisionerError('NOT_READY', `since names a generation of bucket ${BUCKETS[request.what]} newer than the one this instance reads (the bucket was created again, and this instance has not yet seen it); ask again shortly`)
     }
     if (since.revision < contents.expiredBefore) {
-      throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore} of bucket ${BUCKETS[query.what]}: this instance ${contents.expiredBecause}; ask the list again without since and follow its cursor`, 'since')
+      throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${contents.expiredBefore} of bucket ${BUCKETS[request.what]}: this instance ${contents.expiredBecause}; ask the list again without since and follow its cursor`, 'since')
     }
     if (since.revision > contents.revision) {
-      throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[query.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
+      throw new ProvisionerError('NOT_READY', `this instance has read bucket ${BUCKETS[request.what]} up to revision ${contents.revision}, not yet ${since.revision}; ask again shortly`)
     }
   }
   return { contents, stale: view.stale }
@@ -264,9 +264,9 @@ function ahead (views: AnsweredViews, what: What, since: Cursor): boolean {
 }
 
 /** As Provisioning.snapshot. */
-function snapshot (views: AnsweredViews, query: Query, after: string | undefined, limit: number): Snapshot {
-  const { contents, stale } = read(views, query)
-  const selection = new Selection(contents, narrowing(query.what, query.filter))
+function snapshot (views: AnsweredViews, request: BucketRequest, after: string | undefined, limit: number): Snapshot {
+  const { contents, stale } = read(views, request)
+  const selection = new Selection(contents, narrowing(request.what, request.filter))
   const entries: string[] = []
   let next: string | undefined
   let last = after
@@ -284,32 +284,32 @@ function snapshot (views: AnsweredViews, query: Query, after: string | undefined
 }
 
 /** As Provisioning.count. */
-function count (views: AnsweredViews, query: Query): { total: number, stale: boolean } {
-  const { contents, stale } = read(views, query)
-  return { total: new Selection(contents, narrowing(query.what, query.filter)).count(), stale }
+function count (views: AnsweredViews, request: BucketRequest): { total: number, stale: boolean } {
+  const { contents, stale } = read(views, request)
+  return { total: new Selection(contents, narrowing(request.what, request.filter)).count(), stale }
 }
 
 /** As Provisioning.catchUp. */
-async function catchUp (views: AnsweredViews, query: Query, ms = CATCH_UP_MS): Promise<void> {
-  const since = query.since
-  if (since === undefined || !ahead(views, query.what, since)) return
+async function catchUp (views: AnsweredViews, request: BucketRequest, ms = CATCH_UP_MS): Promise<void> {
+  const since = request.since
+  if (since === undefined || !ahead(views, request.what, since)) return
   // Only a cursor ahead of this instance is waited for: one of an older generation is 410 at
   // once, and waiting would only make the client time out first.
-  const view = views.byWhat[query.what]
+  const view = views.byWhat[request.what]
   await new Promise<void>((resolve) => {
     const done = (): void => { clearTimeout(timer); stop(); resolve() }
     const timer = setTimeout(done, ms)
-    const stop = view.listen(() => { if (!ahead(views, query.what, since)) done() })
+    const stop = view.listen(() => { if (!ahead(views, request.what, since)) done() })
   })
 }
 
 /** As Provisioning.changes. */
-function changes (views: AnsweredViews, query: Query & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean } {
-  const { contents } = read(views, query)
+function changes (views: AnsweredViews, request: BucketRequest & { since: Cursor }, limit: number): { changes: Change[], cursor: string, more: boolean } {
+  const { contents } = read(views, request)
   const changes: Change[] = []
-  let last = query.since.revision
+  let last = request.since.revision
   let more = false
-  for (const c of new Selection(contents, narrowing(query.what, query.filter)).changesAfter(last)) {
+  for (const c of new Selection(contents, narrowing(request.what, request.filter)).changesAfter(last)) {
     if (changes.length >= limit) {
       more = true
       break
@@ -330,55 +330,55 @@ function entry (views: AnsweredViews, what: What, key: string): { json: string, 
 }
 
 /**
- * Resolves on the first change one of `queries` would show, a change of its view's state, a
+ * Resolves on the first change one of `requests` would show, a change of its view's state, a
  * refusal, `signal` or `ms` (see Provisioning.changed); `waitersOf` holds each bucket's waiters.
  */
-async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters, queries: readonly Query[], ms: number, signal?: AbortSignal): Promise<void> {
+async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters, requests: readonly BucketRequest[], ms: number, signal?: AbortSignal): Promise<void> {
   await heldUntil(ms, signal, (wake, held) => {
-    for (const query of queries) {
+    for (const request of requests) {
       try {
-        const { contents } = read(views, query)
-        const n = narrowing(query.what, query.filter)
+        const { contents } = read(views, request)
+        const n = narrowing(request.what, request.filter)
         // The first change is enough: none is serialized beyond it.
-        if (query.since !== undefined && new Selection(contents, n).changesAfter(query.since.revision).next().done !== true) return wake()
-        held.push(waitersOf(query.what).add({
-          after: query.since?.revision ?? contents.revision,
-          index: indexOf(query.what, query.filter),
+        if (request.since !== undefined && new Selection(contents, n).changesAfter(request.since.revision).next().done !== true) return wake()
+        held.push(waitersOf(request.what).add({
+          after: request.since?.revision ?? contents.revision,
+          index: indexOf(request.what, request.filter),
           keeps: (now, key) => new Selection(now, n).keeps(key),
           wake
         }))
       } catch {
-        return wake() // a refusal is news too: the question is asked again and answers it
+        return wake() // a refusal is news too: the request is asked again and answers it
       }
     }
   })
 }
 
-/** As Provisioning.tag; `memo` keeps what the question's revision was last read under. */
-function tagNow (views: AnsweredViews, query: Query, memo?: RevisionMemo): string {
-  const { contents, stale } = read(views, query)
-  return tagOf(contents, contents.revisionFor(narrowing(query.what, query.filter).positions, memo), stale)
+/** As Provisioning.tag; `memo` keeps what the request's revision was last read under. */
+function tagNow (views: AnsweredViews, request: BucketRequest, memo?: RevisionMemo): string {
+  const { contents, stale } = read(views, request)
+  return tagOf(contents, contents.revisionFor(narrowing(request.what, request.filter).positions, memo), stale)
 }
 
-/** The answer cache's key of a question: what decides its bytes besides the state. */
-function answerKey (query: Query, opts: AskOptions): string {
-  return JSON.stringify([query.what, FIELDS[query.what].map((f) => query.filter[f]), query.after, query.since?.revision, query.by, query.limit, opts.defaultLimit, opts.maxBytes])
+/** The answer cache's key of a request: what decides its bytes besides the state. */
+function answerKey (request: BucketRequest, opts: AskOptions): string {
+  return JSON.stringify([request.what, FIELDS[request.what].map((f) => request.filter[f]), request.after, request.since?.revision, request.by, request.limit, opts.defaultLimit, opts.maxBytes])
 }
 
-/** The answer document to `query` from the views as they are: the facets, the list, or the changes after its cursor. */
-function answerJson (views: AnsweredViews, query: Query, opts: AskOptions, memo?: RevisionMemo): string | Buffer {
-  const { what, filter, after } = query
-  const { contents, stale } = read(views, query)
+/** The answer document to `request` from the views as they are: the facets, the list, or the changes after its cursor. */
+function answerJson (views: AnsweredViews, request: BucketRequest, opts: AskOptions, memo?: RevisionMemo): string | Buffer {
+  const { what, filter, after } = request
+  const { contents, stale } = read(views, request)
   const n = narrowing(what, filter)
   const revision = contents.revisionFor(n.positions, memo)
-  const limit = query.limit ?? opts.defaultLimit ?? Infinity
+  const limit = request.limit ?? opts.defaultLimit ?? Infinity
   const budget = (opts.maxBytes ?? Infinity) - FRAME
   const head = { what, contents, stale }
-  return query.by !== undefined
-    ? facetsJson({ ...head, by: query.by, revision, after, limit, budget }, n)
-    : query.since === undefined
+  return request.by !== undefined
+    ? facetsJson({ ...head, by: request.by, revision, after, limit, budget }, n)
+    : request.since === undefined
       ? list(head, n, revision, after, limit, budget)
-      : since(head, n, query.since.revision, limit, budget)
+      : since(head, n, request.since.revision, limit, budget)
 }
 
 export function createProvisioning (views: AnsweredViews): Provisioning {
@@ -388,52 +388,52 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
     return held
   }
-  const tag = (query: Query): string => tagNow(views, query)
+  const tag = (request: BucketRequest): string => tagNow(views, request)
   const cache = answerCache()
 
   /** The answer kept under `key` for the state `madeFrom` names, else built now (read in the same turn as it). */
-  function answerOf (query: Query, opts: AskOptions, key: string, madeFrom: string, memo?: RevisionMemo): Answer {
-    return cache.obtain(key, madeFrom, () => new Answer(answerJson(views, query, opts, memo), madeFrom))
+  function answerOf (request: BucketRequest, opts: AskOptions, key: string, madeFrom: string, memo?: RevisionMemo): Answer {
+    return cache.obtain(key, madeFrom, () => new Answer(answerJson(views, request, opts, memo), madeFrom))
   }
 
-  function ask (query: Query, opts: AskOptions = {}): Answer {
-    return answerOf(query, opts, answerKey(query, opts), tag(query))
+  function ask (request: BucketRequest, opts: AskOptions = {}): Answer {
+    return answerOf(request, opts, answerKey(request, opts), tag(request))
   }
 
-  function question (query: Query, opts: AskOptions = {}): Question {
+  function keep (request: BucketRequest, opts: AskOptions = {}): KeptRequest {
     /**
      * The state last asked about: a generation at one revision and staleness gives one answer (as
-     * its tag says). Named, not held: a question kept by a transport keeps no contents alive.
+     * its tag says). Named, not held: a request kept by a transport keeps no contents alive.
      */
     let seen: { generation: string, revision: number, stale: boolean, tag: string } | undefined
     const memo: RevisionMemo = { generation: '', coarse: -1, revision: 0 }
-    const key = answerKey(query, opts)
+    const key = answerKey(request, opts)
     const now = (): NonNullable<typeof seen> => {
-      const { contents, stale } = read(views, query)
+      const { contents, stale } = read(views, request)
       if (seen?.generation !== contents.generation || seen.revision !== contents.revision || seen.stale !== stale) {
-        seen = { generation: contents.generation, revision: contents.revision, stale, tag: tagNow(views, query, memo) }
+        seen = { generation: contents.generation, revision: contents.revision, stale, tag: tagNow(views, request, memo) }
       }
       return seen
     }
     return {
-      query,
+      request,
       opts,
       tag: () => now().tag,
-      answer: () => answerOf(query, opts, key, now().tag, memo)
+      answer: () => answerOf(request, opts, key, now().tag, memo)
     }
   }
 
   return {
     overviews: createOverviews(views),
     ask,
-    question,
+    keep,
     tag,
-    snapshot: (query, after, limit) => snapshot(views, query, after, limit),
-    count: (query) => count(views, query),
-    catchUp: (query, ms) => catchUp(views, query, ms),
+    snapshot: (request, after, limit) => snapshot(views, request, after, limit),
+    count: (request) => count(views, request),
+    catchUp: (request, ms) => catchUp(views, request, ms),
     listen: (what, listener) => views.byWhat[what].listen(listener),
-    changed: async (queries, ms, signal) => await changed(views, waitersOf, queries, ms, signal),
-    changes: (query, limit) => changes(views, query, limit),
+    changed: async (requests, ms, signal) => await changed(views, waitersOf, requests, ms, signal),
+    changes: (request, limit) => changes(views, request, limit),
     entry: (what, key) => entry(views, what, key)
   }
 }

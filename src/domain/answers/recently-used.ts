@@ -1,6 +1,6 @@
 // Recent values kept by key, each with what it was made from: while a bucket is quiet
-// a repeated question (a console polling, a module asking at start) costs a lookup, not a build.
-// The answers of the domain and the questions of both faces are kept so, each cache bounded by the
+// a repeated request (a console polling, a module asking at start) costs a lookup, not a build.
+// The answers of the domain and the requests of both faces are kept so, each cache bounded by the
 // bytes its values really hold (as its owner measures them) and by count.
 
 import { LRUCache } from 'lru-cache'

@@ -4,9 +4,9 @@
 // request nothing, however many are held.
 
 import type { Contents } from '../store/contents.js'
-import type { ViewSignal } from '../follow/bucket-follower.js'
+import type { ViewSignal } from '../follow/bucket-view.js'
 
-/** The view a Waiters follows: what bucket-follower gives. */
+/** The view a Waiters follows: what bucket-view gives. */
 export interface Followed {
   read: () => Contents
   listen: (listener: (signal: ViewSignal) => void) => () => void
@@ -118,7 +118,7 @@ export class Waiters {
     try {
       contents = this.view.read()
     } catch {
-      this.wakeAll() // a refusal is news too: the question is asked again and answers it
+      this.wakeAll() // a refusal is news too: the request is asked again and answers it
       return
     }
     if (contents.generation !== seen.generation) {

@@ -6,18 +6,18 @@ import { WHATS, type What } from '../wire/key-shapes.js'
 import type { Logger } from '../logger.js'
 import type { Static } from 'typebox'
 import type { NatsServerStatus, ViewStatus } from '../wire/schemas.js'
-import { BucketFollower } from './bucket-follower.js'
+import { BucketView } from './bucket-view.js'
 import { purgeDefect } from './server-defects.js'
 import { defined } from '../defined.js'
 
 export interface Views {
-  readonly byWhat: Readonly<Record<What, BucketFollower>>
+  readonly byWhat: Readonly<Record<What, BucketView>>
   /** True while the NATS connection is up. */
   connected (): boolean
   /** The nats-server the connection is on now, and its known defect. */
   server (): Static<typeof NatsServerStatus>
   status (): Record<What, ViewStatus>
-  /** Every view read whole (live) or its bucket known absent: the instance can answer every question. */
+  /** Every view read whole (live) or its bucket known absent: the instance can answer every request. */
   settled (): boolean
   /** Resolves at the first state signal after which every view is settled (at once if they are). */
   untilSettled (): Promise<void>
@@ -39,14 +39,14 @@ export async function createViews ({ nc, log, inboxPrefix, registryAfter, retryM
   // A JetStream call that meets no stream leader (a cluster electing one) is tried again sooner
   // than the client's default 5 s allows.
   const jsm = await nc.jetstreamManager({ timeout: 2000 })
-  const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketFollower({
+  const byWhat = Object.fromEntries(WHATS.map((what) => [what, new BucketView({
     what,
     nc,
     jsm,
     log,
     inboxPrefix,
     ...defined({ retryMs, checkMs })
-  })])) as Record<What, BucketFollower>
+  })])) as Record<What, BucketView>
   let connected = !nc.isClosed()
   const all = Object.values(byWhat)
   void (async () => {

@@ -1,6 +1,6 @@
 // Bytes written one after the other into a buffer that grows, for the answers written straight as
 // UTF-8: an uncached list answer made each entry a string, joined them, then encoded the whole, and
-// an entry's string cost more than its value's bytes (bench/RESULTS.md, "HTTP, distinct questions").
+// an entry's string cost more than its value's bytes (bench/RESULTS.md, "HTTP, distinct requests").
 
 const START = 64 * 1024
 

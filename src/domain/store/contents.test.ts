@@ -1,5 +1,5 @@
 // A bucket's contents fed changes as a watch delivers them (no NATS here): what is held, what is
-// out of shape, and the indexes a narrowed question reads, before and after the snapshot is in.
+// out of shape, and the indexes a narrowed request reads, before and after the snapshot is in.
 
 import fc from 'fast-check'
 import { describe, expect, test, vi } from 'vitest'
@@ -153,7 +153,7 @@ describe('indexes', () => {
     expect(candidates(c, [[0, 'n1']])).toEqual([['n1.a.k.x'], true])
     expect(candidates(c, [[0, 'n2'], [1, 'a']])).toEqual([['n2.a.k.x'], true])
     // Private, read here for its bound: one range per prefix value held (n1; n2 and n2.a, both looked
-    // at for the last question), never one per question.
+    // at for the last request), never one per request.
     expect((c as unknown as { ranges: Map<string, unknown> }).ranges.size).toBe(3)
   })
 

@@ -1,6 +1,6 @@
-// One generation of a bucket's contents held in memory, with the indexes that let a narrowed
-// question cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
-// bucket (bucket-follower.ts), and read by the answers (provisioning.ts).
+// One generation of a view's contents (what it holds of its bucket) in memory, with the indexes that let a narrowed
+// request cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
+// bucket (bucket-view.ts), and read by the answers (provisioning.ts).
 
 import { FIELDS, fieldsOf, isDecoded, parseKey, shapeProblem, tokenOf, type What } from '../wire/key-shapes.js'
 import { BUCKET_DESCRIPTIONS, perBucket } from '../wire/buckets.js'
@@ -108,7 +108,7 @@ function isPrefix (what: What, positions: readonly number[]): boolean {
   return positions.length < FIELDS[what].length && positions.every((p, i) => p === i && !isDecoded(FIELDS[what][p] as string))
 }
 
-/** One generation of a bucket's contents (a re-created bucket starts a new one). */
+/** What a view holds of its bucket, one generation of it (a re-created bucket starts a new one): the view's contents. */
 export class Contents {
   /** The entries, for reading: every change goes through `apply`. */
   readonly entries: EntriesRead
@@ -165,7 +165,7 @@ export class Contents {
    * The range of `all` each prefix asked for spans, kept until `all` changes its members: every
    * answer and ETag reads its filter's revision, and two binary searches through the key table cost
    * several times a set's lookup. Only prefixes some key of this generation had are kept, so it
-   * holds at most an entry per value of `prefixes` (a question naming a node no key has costs a
+   * holds at most an entry per value of `prefixes` (a request naming a node no key has costs a
    * lookup and keeps nothing: distinct filters asked no longer grow it).
    */
   private readonly ranges = new Map<string, [lo: number, hi: number]>()
@@ -662,7 +662,7 @@ export class Contents {
   /**
    * Each value of the field at `position` among the entries `filter` keeps, with how many hold it
    * and the last revision that put or deleted a key the filter keeps holding it (facets: docs/glance.md).
-   * Narrowed to nodes alone (every facets question of a scoped token) it reads the node's values of
+   * Narrowed to nodes alone (every facets request of a scoped token) it reads the node's values of
    * an index led by node, at a cost in proportion to them; otherwise it counts over the narrowest set.
    */
   valuesKept (filter: FieldValues, position: number): Map<string, Counted> {

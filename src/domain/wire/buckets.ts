@@ -47,7 +47,7 @@ export interface BucketDescription {
   readonly key: readonly FieldName[]
   /** The fields whose distinct values `by` counts (facets). */
   readonly facets: readonly FieldName[]
-  /** The fields indexed together, so that a question narrowed by them costs what it returns. */
+  /** The fields indexed together, so that a request narrowed by them costs what it returns. */
   readonly indexes: readonly (readonly FieldName[])[]
   /** Another name a filter and `by` take for a key field. */
   readonly aliases?: Readonly<Partial<Record<FieldName, FieldName>>>

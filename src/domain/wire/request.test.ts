@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest'
 import { ProvisionerError } from './errors.js'
-import { readParameters, readQuery } from './request.js'
+import { readParameters, readBucketRequest } from './request.js'
 
-describe('readQuery reads', () => {
+describe('readBucketRequest reads', () => {
   test.each([
     [{}, { what: 'registry', filter: {} }],
     [{ what: 'registry', kind: 'secret' }, { what: 'registry', filter: { kind: ['secret'] } }],
@@ -11,12 +11,12 @@ describe('readQuery reads', () => {
     [{ what: 'collect', module: 'gitea', collection: 'shell:zsh:normal' }, { what: 'collect', filter: { contributor: ['gitea'], collection: ['shell:zsh:normal'] } }],
     [{ what: 'collect', contributor: 'gitea', module: 'gitea' }, { what: 'collect', filter: { contributor: ['gitea'] } }],
     [{ what: 'needs', kind: 'secret', name: 'forge-account' }, { what: 'needs', filter: { kind: ['secret'], name: ['forge-account'] } }]
-  ])('%j', (input, query) => {
-    expect(readQuery(input)).toEqual(query)
+  ])('%j', (input, expected) => {
+    expect(readBucketRequest(input)).toEqual(expected)
   })
 })
 
-describe('readQuery refuses, naming the field and what works', () => {
+describe('readBucketRequest refuses, naming the field and what works', () => {
   test.each([
     [null, undefined, /must be a JSON object/],
     [[1], undefined, /must be a JSON object/],
@@ -45,7 +45,7 @@ describe('readQuery refuses, naming the field and what works', () => {
     [{ what: 'needs', kind: 'k'.repeat(257) }, 'kind', /kind: "k{56}\.\.\. will not do; it takes one key token of 1 to 256 of/]
   ])('%j', (input, field, message) => {
     let caught: unknown
-    try { readQuery(input) } catch (err) { caught = err }
+    try { readBucketRequest(input) } catch (err) { caught = err }
     expect(caught).toBeInstanceOf(ProvisionerError)
     expect((caught as ProvisionerError).code).toBe('BAD_REQUEST')
     expect((caught as ProvisionerError).field).toBe(field)
@@ -55,13 +55,13 @@ describe('readQuery refuses, naming the field and what works', () => {
 
 test('takes back as after any key NATS can hold, as long as it is', () => {
   const key = `ace.gitea.secret.${'x'.repeat(3000)}`
-  expect(readQuery({ what: 'needs', after: key })).toEqual({ what: 'needs', filter: {}, after: key })
+  expect(readBucketRequest({ what: 'needs', after: key })).toEqual({ what: 'needs', filter: {}, after: key })
 })
 
 test('a value nested deeper than JSON.stringify goes is refused in words, never a stack overflow', () => {
   const deep = JSON.parse('['.repeat(10_000) + ']'.repeat(10_000)) as unknown
-  expect(refusalOf(() => readQuery(deep))).toEqual({ error: { code: 'BAD_REQUEST', message: 'the request must be a JSON object such as {"what":"needs","node":"n1"}; got [...] (nested too deep to show)' } })
-  expect(refusalOf(() => readQuery({ what: deep }))).toEqual({ error: { code: 'BAD_REQUEST', field: 'what', message: 'what: [...] (nested too deep to show) will not do; it takes one of registry, needs, applied, collect, nodes, modules' } })
+  expect(refusalOf(() => readBucketRequest(deep))).toEqual({ error: { code: 'BAD_REQUEST', message: 'the request must be a JSON object such as {"what":"needs","node":"n1"}; got [...] (nested too deep to show)' } })
+  expect(refusalOf(() => readBucketRequest({ what: deep }))).toEqual({ error: { code: 'BAD_REQUEST', field: 'what', message: 'what: [...] (nested too deep to show) will not do; it takes one of registry, needs, applied, collect, nodes, modules' } })
 })
 
 /** The refusal `read` meets, as its body. */
@@ -79,8 +79,8 @@ describe('readParameters reads a query string as the verb reads the same fields'
     [{}, { what: 'needs', filter: {} }],
     [{ node: 'n1', limit: '5' }, { what: 'needs', filter: { node: ['n1'] }, limit: 5 }],
     [{ after: 'n1.a', limit: '007' }, { what: 'needs', filter: {}, after: 'n1.a', limit: 7 }]
-  ])('%j', (parameters, query) => {
-    expect(readParameters('needs', parameters, 'GET /v1/needs')).toEqual(query)
+  ])('%j', (parameters, expected) => {
+    expect(readParameters('needs', parameters, 'GET /v1/needs')).toEqual(expected)
   })
 
   test.each([
@@ -91,7 +91,7 @@ describe('readParameters reads a query string as the verb reads the same fields'
     [{ node: 'a b' }, { what: 'needs', node: 'a b' }],
     [{ collection: 'shell' }, { what: 'needs', collection: 'shell' }]
   ])('%j is refused in the words the verb says for the same field', (parameters, request) => {
-    expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual(refusalOf(() => readQuery(request)))
+    expect(refusalOf(() => readParameters('needs', parameters, 'GET /v1/needs'))).toEqual(refusalOf(() => readBucketRequest(request)))
   })
 
   // Read whole or not at all: Number() would take each of these as a number.
@@ -124,8 +124,8 @@ describe('a field at its type\'s zero value counts as not given, as a Go struct 
     [{ ...goStruct, what: 'applied', limit: 5 }, { what: 'applied', filter: {}, limit: 5 }],
     [{ ...goStruct, what: 'collect', collection: 'shell:zsh:normal', after: 'n1.x.y' }, { what: 'collect', filter: { collection: ['shell:zsh:normal'] }, after: 'n1.x.y' }],
     [{ what: null, kind: null, limit: null }, { what: 'registry', filter: {} }]
-  ])('%j', (input, query) => {
-    expect(readQuery(input)).toEqual(query)
+  ])('%j', (input, expected) => {
+    expect(readBucketRequest(input)).toEqual(expected)
   })
 })
 
@@ -140,8 +140,8 @@ describe('a filter field takes several values (docs/verb.md)', () => {
     [{ what: 'registry', node: [], limit: [] }, { what: 'registry', filter: {} }],
     [{ what: 'collect', module: ['b', 'a'], contributor: ['a', 'b'], collection: ['shell:zsh:normal', 'é'] }, { what: 'collect', filter: { contributor: ['a', 'b'], collection: ['shell:zsh:normal', 'é'] } }],
     [{ what: 'needs', node: Array.from({ length: 100 }, (_, i) => `n${i}`) }, { what: 'needs', filter: { node: Array.from({ length: 100 }, (_, i) => `n${i}`).sort() } }]
-  ])('%j', (input, query) => {
-    expect(readQuery(input)).toEqual(query)
+  ])('%j', (input, expected) => {
+    expect(readBucketRequest(input)).toEqual(expected)
   })
 
   test.each([
@@ -154,11 +154,11 @@ describe('a filter field takes several values (docs/verb.md)', () => {
     [{ what: 'collect', collection: ['a', 'b\ud800'] }, 'collection', 'collection: "b\\ud800" holds a lone surrogate; it takes a collection name of 1 to 256 characters (e.g. "shell:zsh:normal"), or a list of such values (at most 100 distinct)'],
     [{ what: 'needs', limit: [5] }, 'limit', 'limit: [5] will not do; it takes a whole number from 1 to 10000']
   ])('%j is refused naming the field', (input, field, message) => {
-    expect(refusalOf(() => readQuery(input))).toEqual({ error: { code: 'BAD_REQUEST', field, message } })
+    expect(refusalOf(() => readBucketRequest(input))).toEqual({ error: { code: 'BAD_REQUEST', field, message } })
   })
 
   test('over HTTP, by repeating the parameter', () => {
     expect(readParameters('needs', { node: ['g14', 'ace'], module: 'gitea' }, 'GET /v1/needs')).toEqual({ what: 'needs', filter: { node: ['ace', 'g14'], module: ['gitea'] } })
-    expect(refusalOf(() => readParameters('needs', { node: ['ace', ''] }, 'GET /v1/needs'))).toEqual(refusalOf(() => readQuery({ what: 'needs', node: ['ace', ''] })))
+    expect(refusalOf(() => readParameters('needs', { node: ['ace', ''] }, 'GET /v1/needs'))).toEqual(refusalOf(() => readBucketRequest({ what: 'needs', node: ['ace', ''] })))
   })
 })

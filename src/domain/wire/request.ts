@@ -1,5 +1,5 @@
-// Reads a question from what a transport received (a JSON object on the bus, a query string over
-// HTTP) into a Query, or refuses it naming the field and what would have worked. The one judge of
+// Reads a request from what a transport received (a JSON object on the bus, a query string over
+// HTTP) into a BucketRequest, or refuses it naming the field and what would have worked. The one judge of
 // both: the HTTP routes' schemas make the OpenAPI document, this decides what is taken.
 
 // typebox/schema's Compile: the validator of typebox/compile (the same Check and Errors) without the
@@ -12,17 +12,17 @@ import { parseCursor, type Cursor } from './cursor.js'
 import { defined } from '../defined.js'
 import { badRequest } from './errors.js'
 import { readWhole } from './numbers.js'
-import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, orList, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, questionFields, type Overview, type RequestField } from './schemas.js'
+import { FACET_BY, FILTER_FIELDS, MODULE_STATES, NARROWED_BY, orList, OVERVIEWS, ProvisioningRequest, MAX_LIMIT, MAX_TOKEN_LENGTH, MAX_VALUES, requestFields, type Overview, type RequestField } from './schemas.js'
 
 /**
- * What a question keeps, keyed by the bucket's field names (for collect, `contributor`): each
+ * What a request keeps, keyed by the bucket's field names (for collect, `contributor`): each
  * field named holds its values, distinct and sorted, at least one; an entry is kept when every
  * field named equals one of its values. One value and a list of one are the same filter.
  */
 export type Filter = Readonly<Record<string, readonly string[]>>
 
-/** A validated question. */
-export interface Query {
+/** A validated request. */
+export interface BucketRequest {
   what: What
   filter: Filter
   after?: string
@@ -33,8 +33,8 @@ export interface Query {
   by?: string
 }
 
-/** A question across buckets (docs/glance.md): `filter` holds node, module and (for modules) state. */
-export interface OverviewQuery {
+/** A request across buckets (docs/glance.md): `filter` holds node, module and (for modules) state. */
+export interface OverviewRequest {
   what: Overview
   filter: Filter
   after?: string
@@ -43,8 +43,8 @@ export interface OverviewQuery {
   by?: undefined
 }
 
-export function isOverview (query: Query | OverviewQuery): query is OverviewQuery {
-  return (OVERVIEWS as readonly string[]).includes(query.what)
+export function isOverview (request: BucketRequest | OverviewRequest): request is OverviewRequest {
+  return (OVERVIEWS as readonly string[]).includes(request.what)
 }
 
 const check = Compile(ProvisioningRequest)
@@ -116,11 +116,11 @@ function valuesOf (field: string, value: unknown): readonly string[] {
   return values
 }
 
-/** Validates a question about one bucket (already parsed from JSON or a query string). */
-export function readQuery (input: unknown): Query {
-  const query = readRequest(input)
-  if (isOverview(query)) throw badRequest('what', `what=${query.what} spans buckets; here the question is about one: ${WORKS.what.replace(', nodes, modules', '')}`)
-  return query
+/** Validates a request about one bucket (already parsed from JSON or a query string). */
+export function readBucketRequest (input: unknown): BucketRequest {
+  const request = readRequest(input)
+  if (isOverview(request)) throw badRequest('what', `what=${request.what} spans buckets; here the question is about one: ${WORKS.what.replace(', nodes, modules', '')}`)
+  return request
 }
 
 /** `by` judged for the bucket asked: the bucket's field it names (collect's `module` is its contributor). */
@@ -134,8 +134,8 @@ function facetField (what: What, by: string): string {
   return field
 }
 
-/** Validates any request object (already parsed from JSON or a query string): a bucket's question or one across buckets. */
-export function readRequest (input: unknown): Query | OverviewQuery {
+/** Validates any request object (already parsed from JSON or a query string): a bucket's request or one across buckets. */
+export function readRequest (input: unknown): BucketRequest | OverviewRequest {
   const request = givenFields(input)
   judge(request)
   const what = (request['what'] ?? 'registry') as What | Overview
@@ -207,7 +207,7 @@ function filterOf (what: What | Overview, request: Record<string, unknown>, over
     // An overview takes neither since nor by: they are refused as any field it does not take.
     if (!IS_FILTER.has(field) && !(overview && (field === 'since' || field === 'by'))) continue
     if (!allowed.includes(field)) {
-      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${questionFields(what).join(', ')}`)
+      throw badRequest(field, `${field} does not narrow what=${what}; ${what} takes ${requestFields(what).join(', ')}`)
     }
     const name = overview ? field : fieldNamed(what as What, field)
     const values = valuesOf(field, request[field])
@@ -240,26 +240,26 @@ function numberIn (text: string): number | string {
 /**
  * Validates the parameters of a query string asking `what` (as a query string parser gives them:
  * text, or a list of texts for a repeated name). `where` names the route for the refusal of a
- * parameter it does not take; `takes` are its parameters, by default every field of the question.
+ * parameter it does not take; `takes` are its parameters, by default every field of the request.
  */
-export function readParameters (what: What, parameters: object, where: string, takes: readonly string[] = questionFields(what)): Query {
-  return readQuery(parametersRequest(what, parameters, where, takes))
+export function readParameters (what: What, parameters: object, where: string, takes: readonly string[] = requestFields(what)): BucketRequest {
+  return readBucketRequest(parametersRequest(what, parameters, where, takes))
 }
 
-/** As readParameters, for a question across buckets. */
-export function readOverviewParameters (what: Overview, parameters: object, where: string, takes: readonly string[] = questionFields(what)): OverviewQuery {
-  return readRequest(parametersRequest(what, parameters, where, takes)) as OverviewQuery
+/** As readParameters, for a request across buckets. */
+export function readOverviewParameters (what: Overview, parameters: object, where: string, takes: readonly string[] = requestFields(what)): OverviewRequest {
+  return readRequest(parametersRequest(what, parameters, where, takes)) as OverviewRequest
 }
 
 function parametersRequest (what: What | Overview, parameters: object, where: string, takes: readonly string[]): Record<string, unknown> {
   const request: Record<string, unknown> = { what }
   for (const [name, value] of Object.entries(parameters)) {
-    // A field of another question reaches readQuery, which says what this one takes instead.
-    const otherQuestions = takes.length > 0 && name !== 'what' && Object.hasOwn(WORKS, name)
+    // A field of another request reaches readBucketRequest, which says what this one takes instead.
+    const otherRequests = takes.length > 0 && name !== 'what' && Object.hasOwn(WORKS, name)
     if (name === 'by' && !takes.includes(name) && typeof what === 'string' && !(OVERVIEWS as readonly string[]).includes(what)) {
       throw badRequest(name, `${where} answers entries; the distinct values of a field are at GET /v1/${what}/facets?by=…`)
     }
-    if (!takes.includes(name) && !otherQuestions) {
+    if (!takes.includes(name) && !otherRequests) {
       throw badRequest(name, `"${name}" is not a parameter of ${where}; it takes ${takes.length === 0 ? 'none' : takes.join(', ')}`)
     }
     request[name] = name === 'limit' && typeof value === 'string' ? numberIn(value) : value

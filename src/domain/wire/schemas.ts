@@ -7,7 +7,7 @@ import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './key-shapes.js'
 import { BUCKET_DESCRIPTIONS, BY_NAMES, byAliasesOf, FIELD_DESCRIPTIONS, FIELD_NAMES, filtersOf, isDecoded, perBucket, WHATS, type FieldName } from './buckets.js'
 import { ERROR_CODES } from './errors.js'
 
-/** The longest token (and collection name) a question may name. */
+/** The longest token (and collection name) a request may name. */
 export const MAX_TOKEN_LENGTH = 256
 
 const token = (description: string, example: string) =>
@@ -21,7 +21,7 @@ export function literals (values: readonly string[], options: { description: str
   return values.length === 1 ? Type.Literal(values[0] as string, options) : Type.Union(values.map((v) => Type.Literal(v)), options)
 }
 
-/** The questions that span buckets (docs/glance.md): a row per node, a row per module on a node. */
+/** The requests that span buckets (docs/glance.md): a row per node, a row per module on a node. */
 export const OVERVIEWS = ['nodes', 'modules'] as const
 export type Overview = (typeof OVERVIEWS)[number]
 
@@ -116,7 +116,7 @@ export type RequestField = keyof typeof RequestFields
 
 /**
  * The verb's request: a JSON object; an empty payload means `{"what":"registry"}`. A field holding
- * its type's zero value counts as not given (readQuery drops it before this schema checks).
+ * its type's zero value counts as not given (readBucketRequest drops it before this schema checks).
  */
 export const ProvisioningRequest = Type.Object({
   what: Type.Optional(RequestFields.what),
@@ -129,15 +129,15 @@ export const ProvisioningRequest = Type.Object({
 }, { additionalProperties: false, description: 'A question to mesh-provisioner.provisioning.', $id: 'ProvisioningRequest' })
 export type ProvisioningRequest = Static<typeof ProvisioningRequest>
 
-/** Which request fields narrow each question, beside `what`, `after` and `limit`. */
+/** Which request fields narrow each request, beside `what`, `after` and `limit`. */
 export const NARROWED_BY: Readonly<Record<What | Overview, readonly RequestField[]>> = {
   ...perBucket(filtersOf),
   nodes: ['node'],
   modules: ['node', 'module', 'state']
 }
 
-/** The fields a question about `what` takes beside `what` itself: those that narrow it, then paging. */
-export function questionFields (what: What | Overview): RequestField[] {
+/** The fields a request about `what` takes beside `what` itself: those that narrow it, then paging. */
+export function requestFields (what: What | Overview): RequestField[] {
   return (OVERVIEWS as readonly string[]).includes(what) ? [...NARROWED_BY[what], 'after', 'limit'] : [...NARROWED_BY[what], 'after', 'limit', 'since']
 }
 
@@ -286,7 +286,7 @@ export const ModulesAnswer = Type.Object({
   cut: Type.Optional(Cut)
 }, { description: 'A row per module on a node that has a need or an applied entry.', $id: 'ModulesAnswer' })
 
-/** Each question's answer document: a bucket's list, and the mesh at a glance's nodes and modules (a list's request with `by` answers its Facets). */
+/** Each request's answer document: a bucket's list, and the mesh at a glance's nodes and modules (a list's request with `by` answers its Facets). */
 export const Answers = {
   registry: answerSchema('registry'),
   needs: answerSchema('needs'),

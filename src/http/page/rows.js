@@ -15,7 +15,7 @@ const STALE = 'what shows may be behind what NATS holds'
  * @property {string | undefined} token a bearer token, sent as access_token (an EventSource sets no header)
  * @property {(row: any) => string} keyOf the row's key: a node, or node.module
  * @property {() => void} changed called when a row, or the stream's state, changed
- * @property {() => void} refused called when the service refused the stream (its reason is asked with the same question)
+ * @property {() => void} refused called when the service refused the stream (its reason is asked with the same request)
  */
 
 export class Rows {
@@ -43,7 +43,7 @@ export class Rows {
     this.open()
   }
 
-  /** The question's URL with its filters and the token (never shown: the page's own URL holds none). */
+  /** The request's URL with its filters and the token (never shown: the page's own URL holds none). */
   url () {
     const query = new URLSearchParams(this.options.params)
     if (this.options.token !== undefined) query.append('access_token', this.options.token)
@@ -51,7 +51,7 @@ export class Rows {
     return text === '' ? this.options.path : `${this.options.path}?${text}`
   }
 
-  /** The same question as a JSON list, one row long: its refusal is the stream's, said in a body. */
+  /** The same request as a JSON list, one row long: its refusal is the stream's, said in a body. */
   asked () {
     const query = new URLSearchParams(this.options.params)
     query.append('limit', '1')

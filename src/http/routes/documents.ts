@@ -21,7 +21,7 @@ interface Paths { paths?: Record<string, { get?: { parameters?: Parameter[] } } 
 
 /**
  * Swagger UI fills "Try it out" with each parameter's `example`, so that a first Execute would ask a
- * narrowed question; optional query parameters keep their example in their schema's `examples`
+ * narrowed request; optional query parameters keep their example in their schema's `examples`
  * instead (shown, not filled in).
  */
 function unfilled<T extends object> (doc: T): T {

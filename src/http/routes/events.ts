@@ -1,7 +1,7 @@
 // The change feed of docs/following-changes.md as Server-Sent Events: `GET /v1/{what}/events?<filters>`, its schema
 // and its prose, and the live rows of the mesh at a glance (`GET /v1/nodes/events`,
 // `GET /v1/modules/events`, docs/glance.md) on the same streams, bounds and shares. Opening a
-// stream is streams.ts'; the framing, sse.ts'; following the question, stream-of-question.ts' (the
+// stream is streams.ts'; the framing, sse.ts'; following the request, stream-of-request.ts' (the
 // rows' source is row-source.ts).
 
 import type { FastifyInstance } from 'fastify'
@@ -10,14 +10,14 @@ import { Type } from 'typebox'
 import { BUCKETS, WHATS, shapeOf, type What } from '../../domain/wire/key-shapes.js'
 import { badRequest, ProvisionerError } from '../../domain/wire/errors.js'
 import type { Provisioning } from '../../domain/answers/provisioning.js'
-import { readOverviewParameters, readParameters, type OverviewQuery, type Query } from '../../domain/wire/request.js'
+import { readOverviewParameters, readParameters, type OverviewRequest, type BucketRequest } from '../../domain/wire/request.js'
 import { NARROWED_BY, OVERVIEWS, type Overview } from '../../domain/wire/schemas.js'
 import { accessOf } from '../access.js'
 import { judgedByTheDomain, parameterOf } from '../schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from '../examples.js'
 import { RETRY_AFTER_S } from '../holds.js'
 import { RETRY_MS, type EventType } from '../sse.js'
-import { StreamFollower, StreamOfQuestion, type FollowedViews, type StreamSource } from '../stream-of-question.js'
+import { StreamFollower, StreamOfRequest, type FollowedViews, type StreamSource } from '../stream-of-request.js'
 import { RowSource } from '../row-source.js'
 import { openStream, streamGateway, type StreamsDeps } from '../streams.js'
 
@@ -34,10 +34,10 @@ const NOT_HERE = ['after', 'limit', 'since', 'wait']
 
 /**
  * Reads a stream's query string (as fastify parses it) and its Last-Event-ID header into the
- * question it follows and the cursor it resumes from; the header wins over `lastEventId`.
+ * request it follows and the cursor it resumes from; the header wins over `lastEventId`.
  * `access_token` is the transport's (access.ts reads it) and is not a filter.
  */
-function readStream<W extends What | Overview> (what: W, parameters: Record<string, unknown>, header: unknown): { query: W extends What ? Query : OverviewQuery, resume: string | undefined } {
+function readStream<W extends What | Overview> (what: W, parameters: Record<string, unknown>, header: unknown): { followed: W extends What ? BucketRequest : OverviewRequest, resume: string | undefined } {
   const where = `GET /v1/${what}/events`
   const takes = [...NARROWED_BY[what], ...STREAM_PARAMETERS]
   const { lastEventId, access_token: _token, ...filters } = parameters
@@ -46,12 +46,12 @@ function readStream<W extends What | Overview> (what: W, parameters: Record<stri
       throw badRequest(name, `"${name}" is not a parameter of ${where}; it takes ${takes.join(', ')}: the stream sends every matching entry, then each change, and resumes from Last-Event-ID (or lastEventId=)`)
     }
   }
-  const query = ((OVERVIEWS as readonly string[]).includes(what) ? readOverviewParameters(what as Overview, filters, where, takes) : readParameters(what as What, filters, where, takes)) as W extends What ? Query : OverviewQuery
+  const followed = ((OVERVIEWS as readonly string[]).includes(what) ? readOverviewParameters(what as Overview, filters, where, takes) : readParameters(what as What, filters, where, takes)) as W extends What ? BucketRequest : OverviewRequest
   if (lastEventId !== undefined && typeof lastEventId !== 'string') {
     throw badRequest('lastEventId', 'lastEventId is given more than once; give the id of the last event received, once')
   }
   const given = typeof header === 'string' && header !== '' ? header : lastEventId
-  return { query, resume: given === '' ? undefined : given }
+  return { followed, resume: given === '' ? undefined : given }
 }
 
 const EVENT_DATA = {
@@ -103,14 +103,14 @@ function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const gateway = streamGateway(app, deps)
   for (const what of WHATS) {
     app.get(`/v1/${what}/events`, { config: accessOf(what), validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => {
-      const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
-      await openStream(gateway, request, reply, (sse) => new StreamOfQuestion(deps, gateway.reads, sse, query, resume))
+      const { followed, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
+      await openStream(gateway, request, reply, (sse) => new StreamOfRequest(deps, gateway.reads, sse, followed, resume))
     })
   }
   for (const what of OVERVIEWS) {
     app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: rowStreamRouteSchema(what) }, async (request, reply) => {
-      const { query, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
-      const source: StreamSource = new RowSource(deps, query)
+      const { followed, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
+      const source: StreamSource = new RowSource(deps, followed)
       await openStream(gateway, request, reply, (sse) => new StreamFollower(source, gateway.reads, sse, resume))
     })
   }

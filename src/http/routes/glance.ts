@@ -9,11 +9,11 @@ import { Type } from 'typebox'
 import { BUCKETS, WHATS, type What } from '../../domain/wire/key-shapes.js'
 import { byNamesOf } from '../../domain/wire/buckets.js'
 import { badRequest as badRequestOf } from '../../domain/wire/errors.js'
-import { readOverviewParameters, readParameters, readRequest, type OverviewQuery } from '../../domain/wire/request.js'
+import { readOverviewParameters, readParameters, readRequest, type OverviewRequest } from '../../domain/wire/request.js'
 import { FACET_BY, Facets, FilterValues, literals, MODULE_STATES, ModulesAnswer, NARROWED_BY, NodesAnswer, type Overview } from '../../domain/wire/schemas.js'
 import { RecentlyUsed } from '../../domain/answers/recently-used.js'
-import { Answer, questionBytes } from '../../domain/answers/provisioning.js'
-import { accessOf, askedAs } from '../access.js'
+import { Answer, keptRequestBytes } from '../../domain/answers/provisioning.js'
+import { accessOf, requestKey } from '../access.js'
 import { etagOf, sendAnswer } from '../answer.js'
 import { refusal } from '../examples.js'
 import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from '../overview-examples.js'
@@ -21,9 +21,9 @@ import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused,
 import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from '../schemas.js'
 import { hold, needsWhat, readWait } from '../wait.js'
 
-/** A route's question, read once per URL, and the ETag of the tag it last answered. */
-interface Asked {
-  question: { tag: () => string, answer: () => Answer }
+/** A route's request, read once per URL, and the ETag of the tag it last answered. */
+interface UrlRequest {
+  kept: { tag: () => string, answer: () => Answer }
   /** How long `wait` holds it (with If-None-Match), when asked. */
   wait: number | undefined
   /** Resolves when a change may have moved its ETag: that wakes a held request. */
@@ -58,16 +58,16 @@ const OVERVIEW_ABOUT: Record<Overview, { summary: string, description: string, p
   }
 }
 
-type Obtain = (url: string, maxBytes: number, ask: () => Asked) => Asked
+type Obtain = (url: string, maxBytes: number, ask: () => UrlRequest) => UrlRequest
 
-/** Facets, nodes and modules, a plugin of their own (their question cache is theirs). */
+/** Facets, nodes and modules, a plugin of their own (their request cache is theirs). */
 export const glance = fp<RouteDeps>(async (app, deps) => { registerOverviewRoutes(app, deps) }, { name: 'glance', fastify: '5.x', dependencies: ['access'], encapsulate: true })
 
 function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
-  /** The questions of recent URLs, for the answer size they were read for. */
-  const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })
-  const answer: Obtain = (url, maxBytes, ask) => questions.obtain(url, maxBytes, ask)
+  /** The requests of recent URLs, for the answer size they were read for. */
+  const keptRequests = new RecentlyUsed<UrlRequest, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_fromUrl, url) => keptRequestBytes(url) })
+  const answer: Obtain = (url, maxBytes, ask) => keptRequests.obtain(url, maxBytes, ask)
   registerFacetsRoutes(server, deps, answer)
 
   for (const what of ['nodes', 'modules'] as const) {
@@ -90,13 +90,13 @@ function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void
       }
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
-      const asked = answer(askedAs(request), maxBytes, () => {
+      const fromUrl = answer(requestKey(request), maxBytes, () => {
         const { wait, ...parameters } = request.query as Record<string, unknown>
-        const query = readOverviewParameters(what, parameters, `GET ${url}`, about.parameters)
+        const overviewRequest = readOverviewParameters(what, parameters, `GET ${url}`, about.parameters)
         const overviews = deps.provisioning.overviews
-        return { question: overviews.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await overviews.changed(query, ms, signal) }
+        return { kept: overviews.keep(overviewRequest, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await overviews.changed(overviewRequest, ms, signal) }
       })
-      return await sendTagged(request, reply, asked, maxBytes, deps)
+      return await sendTagged(request, reply, fromUrl, maxBytes, deps)
     })
   }
 
@@ -128,53 +128,53 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
       }
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
-      const asked = answer(askedAs(request), maxBytes, () => {
+      const fromUrl = answer(requestKey(request), maxBytes, () => {
         const { wait, ...parameters } = request.query as Record<string, unknown>
-        const query = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
-        if (query.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
-        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await deps.provisioning.changed([query], ms, signal) }
+        const bucketRequest = readParameters(what, parameters, `GET ${url}`, facetsParameters(what))
+        if (bucketRequest.by === undefined) throw badRequestOf('by', `GET ${url} counts the values of one field: give by = ${FACET_BY[what].join(', ')}`)
+        return { kept: deps.provisioning.keep(bucketRequest, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(wait), changed: async (ms, signal) => await deps.provisioning.changed([bucketRequest], ms, signal) }
       })
-      return await sendTagged(request, reply, asked, maxBytes, deps)
+      return await sendTagged(request, reply, fromUrl, maxBytes, deps)
     })
   }
 }
 
-/** The ETag of the question's answer now: made again only when its tag moved. */
-function etagNow (asked: Asked, maxBytes: number): string {
-  const tag = asked.question.tag()
-  if (asked.tagged?.tag !== tag) asked.tagged = { tag, etag: etagOf(tag, maxBytes) }
-  return asked.tagged.etag
+/** The ETag of the request's answer now: made again only when its tag moved. */
+function etagNow (fromUrl: UrlRequest, maxBytes: number): string {
+  const tag = fromUrl.kept.tag()
+  if (fromUrl.tagged?.tag !== tag) fromUrl.tagged = { tag, etag: etagOf(tag, maxBytes) }
+  return fromUrl.tagged.etag
 }
 
 /** Holds the request while `wait` and If-None-Match say so (docs/following-changes.md), then sends the answer tagged. */
-async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], asked: Asked, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
-  if (asked.wait !== undefined) {
+async function sendTagged (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], fromUrl: UrlRequest, maxBytes: number, deps: RouteDeps): Promise<ReturnType<typeof sendAnswer>> {
+  if (fromUrl.wait !== undefined) {
     needsWhat(false, request.headers['if-none-match'], false)
-    if (await hold(request, reply, deps, { ms: asked.wait, etag: () => etagNow(asked, maxBytes), changed: asked.changed })) return reply
+    if (await hold(request, reply, deps, { ms: fromUrl.wait, etag: () => etagNow(fromUrl, maxBytes), changed: fromUrl.changed })) return reply
   }
-  return sendAnswer(request, reply, etagNow(asked, maxBytes), () => asked.question.answer().bytes)
+  return sendAnswer(request, reply, etagNow(fromUrl, maxBytes), () => fromUrl.kept.answer().bytes)
 }
 
 /** The path's tokens judged as the verb judges the same fields (a segment no token could hold is 400 naming it). */
-function pathQuery (what: Overview, params: Record<string, string>, fields: readonly string[], url: string): OverviewQuery {
-  const query = readRequest({ what, ...params }) as OverviewQuery
+function pathRequest (what: Overview, params: Record<string, string>, fields: readonly string[], url: string): OverviewRequest {
+  const overviewRequest = readRequest({ what, ...params }) as OverviewRequest
   for (const field of fields) {
-    if (query.filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes ${fields.join(' and ')}`)
+    if (overviewRequest.filter[field] === undefined) throw badRequestOf(field, `the path gives no ${field}; GET ${url} takes ${fields.join(' and ')}`)
   }
-  return query
+  return overviewRequest
 }
 
 /** One row's answer, held by `wait` with If-None-Match like every answer with an ETag (docs/following-changes.md). */
-async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], deps: RouteDeps, query: OverviewQuery, url: string, rowOf: () => { json: string, tag: string }): Promise<ReturnType<typeof sendAnswer>> {
+async function sendRow (request: Parameters<typeof sendAnswer>[0], reply: Parameters<typeof sendAnswer>[1], deps: RouteDeps, overviewRequest: OverviewRequest, url: string, rowOf: () => { json: string, tag: string }): Promise<ReturnType<typeof sendAnswer>> {
   const { wait, ...parameters } = request.query as Record<string, unknown>
   readParameters('registry', parameters, `GET ${url}`, [])
-  const asked: Asked = {
-    question: { tag: () => rowOf().tag, answer: () => { const row = rowOf(); return new Answer(row.json, row.tag) } },
+  const fromUrl: UrlRequest = {
+    kept: { tag: () => rowOf().tag, answer: () => { const row = rowOf(); return new Answer(row.json, row.tag) } },
     wait: readWait(wait),
-    changed: async (ms, signal) => await deps.provisioning.overviews.changed(query, ms, signal)
+    changed: async (ms, signal) => await deps.provisioning.overviews.changed(overviewRequest, ms, signal)
   }
   // A row's ETag is its digest alone: the bus's max payload does not cut one row.
-  return await sendTagged(request, reply, asked, 0, deps)
+  return await sendTagged(request, reply, fromUrl, 0, deps)
 }
 
 /** `GET /v1/nodes/{node}` and `GET /v1/modules/{node}/{module}`: one row, 404 when there is none. */
@@ -199,9 +199,9 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       }
     }
   }, async (request, reply) => {
-    const query = pathQuery('nodes', request.params as Record<string, string>, ['node'], '/v1/nodes/{node}')
-    const node = query.filter['node']?.[0] as string
-    return await sendRow(request, reply, deps, query, '/v1/nodes/{node}', () => deps.provisioning.overviews.node(node))
+    const overviewRequest = pathRequest('nodes', request.params as Record<string, string>, ['node'], '/v1/nodes/{node}')
+    const node = overviewRequest.filter['node']?.[0] as string
+    return await sendRow(request, reply, deps, overviewRequest, '/v1/nodes/{node}', () => deps.provisioning.overviews.node(node))
   })
   app.get('/v1/modules/:node/:module', {
     validatorCompiler: judgedByTheDomain,
@@ -221,8 +221,8 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
       }
     }
   }, async (request, reply) => {
-    const query = pathQuery('modules', request.params as Record<string, string>, ['node', 'module'], '/v1/modules/{node}/{module}')
-    const [node, module] = [query.filter['node']?.[0] as string, query.filter['module']?.[0] as string]
-    return await sendRow(request, reply, deps, query, '/v1/modules/{node}/{module}', () => deps.provisioning.overviews.module(node, module))
+    const overviewRequest = pathRequest('modules', request.params as Record<string, string>, ['node', 'module'], '/v1/modules/{node}/{module}')
+    const [node, module] = [overviewRequest.filter['node']?.[0] as string, overviewRequest.filter['module']?.[0] as string]
+    return await sendRow(request, reply, deps, overviewRequest, '/v1/modules/{node}/{module}', () => deps.provisioning.overviews.module(node, module))
   })
 }

@@ -7,11 +7,11 @@ import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../../domain/wire/errors.js'
-import { questionBytes, type Question } from '../../domain/answers/provisioning.js'
+import { keptRequestBytes, type KeptRequest } from '../../domain/answers/provisioning.js'
 import { RecentlyUsed } from '../../domain/answers/recently-used.js'
-import { readParameters, readQuery } from '../../domain/wire/request.js'
+import { readParameters, readBucketRequest } from '../../domain/wire/request.js'
 import { Answers, MAX_LIMIT } from '../../domain/wire/schemas.js'
-import { accessOf, askedAs } from '../access.js'
+import { accessOf, requestKey } from '../access.js'
 import { etagOf, sendAnswer } from '../answer.js'
 import { ANSWER_EXAMPLES, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, NOT_FOUND_EXAMPLES, refusal } from '../examples.js'
 import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from '../responses.js'
@@ -25,30 +25,30 @@ const ABOUT: Record<What, string> = {
   collect: 'The items each contributor adds to each collection on each node (e.g. shell:zsh:normal).'
 }
 
-/** A list route's question as read from one URL, and the ETag of the tag it last answered. */
-interface Asked {
-  question: Question
+/** A list route's request as read from one URL, and the ETag of the tag it last answered. */
+interface UrlRequest {
+  kept: KeptRequest
   wait: number | undefined
   tagged?: { tag: string, etag: string }
 }
 
-/** The ETag of the question's answer now: made again only when its tag moved. */
-function etagNow (asked: Asked, maxBytes: number): string {
-  const tag = asked.question.tag()
-  if (asked.tagged?.tag !== tag) asked.tagged = { tag, etag: etagOf(tag, maxBytes) }
-  return asked.tagged.etag
+/** The ETag of the request's answer now: made again only when its tag moved. */
+function etagNow (fromUrl: UrlRequest, maxBytes: number): string {
+  const tag = fromUrl.kept.tag()
+  if (fromUrl.tagged?.tag !== tag) fromUrl.tagged = { tag, etag: etagOf(tag, maxBytes) }
+  return fromUrl.tagged.etag
 }
 
-/** The lists and one-entry routes, a plugin of their own (their question cache is theirs). */
+/** The lists and one-entry routes, a plugin of their own (their request cache is theirs). */
 export const provisioning = fp<RouteDeps>(async (app, deps) => { registerRoutes(app, deps) }, { name: 'provisioning', fastify: '5.x', dependencies: ['access'], encapsulate: true })
 
 function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   /**
-   * The questions of recent URLs, for the answer size they were read for (the bus's max payload may
+   * The requests of recent URLs, for the answer size they were read for (the bus's max payload may
    * change). Bounded by what they hold; their answers are the answer cache's to count.
    */
-  const questions = new RecentlyUsed<Asked, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_asked, url) => questionBytes(url) })
+  const keptRequests = new RecentlyUsed<UrlRequest, number>({ maxBytes: 4 * 1024 * 1024, maxEntries: 1024, bytesOf: (_fromUrl, url) => keptRequestBytes(url) })
   for (const what of WHATS) {
     const url = `/v1/${what}`
     app.get(url, {
@@ -67,32 +67,32 @@ function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
         response: {
           200: json(`The ${what} answer.`, annotation(Answers[what], '$id'), ANSWER_EXAMPLES[what], ANSWER_HEADERS),
           304: notModified,
-          400: badRequest(refusal(() => readQuery({ what, limit: MAX_LIMIT + 1 }))),
+          400: badRequest(refusal(() => readBucketRequest({ what, limit: MAX_LIMIT + 1 }))),
           410: refused('`since` names another generation of the bucket (deleted and created again since), or a point older than the deletions this instance knows: ask the list again without `since` and follow its cursor.', CURSOR_EXPIRED_EXAMPLE),
           ...errorResponses
         }
       }
     }, async (request, reply) => {
       const maxBytes = deps.maxAnswerBytes()
-      // A URL asked before is not read again: the same text is the same question.
-      const text = askedAs(request)
-      const asked = questions.obtain(text, maxBytes, () => {
+      // A URL asked before is not read again: the same text is the same request.
+      const text = requestKey(request)
+      const fromUrl = keptRequests.obtain(text, maxBytes, () => {
         const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
-        const query = readParameters(what, parameters, `GET ${url}`, listParameters(what))
-        return { question: deps.provisioning.question(query, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText) }
+        const bucketRequest = readParameters(what, parameters, `GET ${url}`, listParameters(what))
+        return { kept: deps.provisioning.keep(bucketRequest, { defaultLimit: DEFAULT_LIMIT, maxBytes }), wait: readWait(waitText) }
       })
-      const { question, wait } = asked
-      const query = question.query
-      const since = query.since
-      if (since !== undefined) await deps.provisioning.catchUp(query)
+      const { kept, wait } = fromUrl
+      const bucketRequest = kept.request
+      const since = bucketRequest.since
+      if (since !== undefined) await deps.provisioning.catchUp(bucketRequest)
       if (wait !== undefined) {
         needsWhat(since !== undefined, request.headers['if-none-match'])
         const waiting: Waiting = since !== undefined
-          ? { ms: wait, since: { ...query, since } }
-          : { ms: wait, etag: () => etagNow(asked, maxBytes), moves: () => [query] }
+          ? { ms: wait, since: { ...bucketRequest, since } }
+          : { ms: wait, etag: () => etagNow(fromUrl, maxBytes), moves: () => [bucketRequest] }
         if (await hold(request, reply, deps, waiting)) return reply
       }
-      return sendAnswer(request, reply, etagNow(asked, maxBytes), () => question.answer().bytes)
+      return sendAnswer(request, reply, etagNow(fromUrl, maxBytes), () => kept.answer().bytes)
     })
   }
 
@@ -134,13 +134,13 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
       response: {
         200: json(`The ${what} entry.`, ENTRY_SCHEMAS[what].$id, ENTRY_EXAMPLES[what], ANSWER_HEADERS),
         304: notModified,
-        400: badRequest(refusal(() => readQuery({ what, ...about.invalid }))),
+        400: badRequest(refusal(() => readBucketRequest({ what, ...about.invalid }))),
         404: refused(about.notFound, NOT_FOUND_EXAMPLES[what]),
         ...errorResponses
       }
     }
   }, async (request, reply) => {
-    const { filter } = readQuery({ what, ...(request.params as Record<string, string>) })
+    const { filter } = readBucketRequest({ what, ...(request.params as Record<string, string>) })
     const { wait: waitText, ...parameters } = request.query as Record<string, unknown>
     readParameters(what, parameters, `GET ${url}`, [])
     for (const field of FIELDS[what]) {

@@ -4,7 +4,7 @@ import { expect, test } from 'vitest'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import { Frames, Sse } from './sse.js'
-import { SharedReads, StreamOfQuestion, type FollowedViews } from './stream-of-question.js'
+import { SharedReads, StreamOfRequest, type FollowedViews } from './stream-of-request.js'
 
 const CURSOR = '5-1796126188725546637'
 const turns = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve)) }
@@ -31,7 +31,7 @@ test('a refusal that persists is retried once, then again only after the view si
   const written: string[] = []
   const raw = new Writable({ write (chunk: Buffer, _encoding, done) { written.push(chunk.toString()); done() } })
   const sse = new Sse(raw as unknown as ServerResponse, false, 1000, new Frames(), () => {})
-  const stream = new StreamOfQuestion({ provisioning, views }, new SharedReads(), sse, { what: 'needs', filter: {} }, CURSOR)
+  const stream = new StreamOfRequest({ provisioning, views }, new SharedReads(), sse, { what: 'needs', filter: {} }, CURSOR)
   const running = stream.run()
   await turns(20)
   // The resumed cursor refused, a snapshot at once, its cursor refused too: then it waits.

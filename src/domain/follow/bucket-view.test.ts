@@ -4,7 +4,7 @@
 
 import { expect, test } from 'vitest'
 import { Contents, type KvChange } from '../store/contents.js'
-import { lostBy, unmetBy } from './bucket-follower.js'
+import { lostBy, unmetBy } from './bucket-view.js'
 
 const created = new Date(Date.UTC(2026, 11, 1, 9, 0))
 

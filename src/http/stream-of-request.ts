@@ -1,4 +1,4 @@
-// A stream's follower: follows one question for one open stream through a source (a bucket's
+// A stream's follower: follows one request for one open stream through a source (a bucket's
 // entries here, the rows of the mesh at a glance in row-source.ts), and says it through an Sse. It
 // holds no queue of its own: it remembers the last cursor it sent and, whenever the source
 // signals, reads the changes after it, so a burst of writes costs it one read, and a reader that
@@ -9,7 +9,7 @@ import { BUCKETS } from '../domain/wire/key-shapes.js'
 import { formatCursor, parseCursor } from '../domain/wire/cursor.js'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
-import type { Query } from '../domain/wire/request.js'
+import type { BucketRequest } from '../domain/wire/request.js'
 import type { ViewStatus } from '../domain/wire/schemas.js'
 import type { EventType, Sse } from './sse.js'
 
@@ -46,13 +46,13 @@ export interface SharedBatch {
 }
 
 /**
- * What a stream follows: a question over the views, read by cursors that are its own (opaque to
- * the follower). Every read refuses as the question's answers do (NOT_READY, BUCKET_MISSING), and a
+ * What a stream follows: a request over the views, read by cursors that are its own (opaque to
+ * the follower). Every read refuses as the request's answers do (NOT_READY, BUCKET_MISSING), and a
  * cursor it cannot serve is CURSOR_EXPIRED.
  */
 export interface StreamSource {
-  /** The question as text: streams asking the same share what they read. */
-  readonly asked: string
+  /** The request as text: streams asking the same share what they read. */
+  readonly requestKey: string
   /** Calls `wake` on every change and change of state of what it reads, until the returned function is called. */
   listen (wake: () => void): () => void
   /** Live, or why not (said by `stale`). */
@@ -67,7 +67,7 @@ export interface StreamSource {
   resumeFrom (id: string): string
   /** Waits a moment for this instance to reach a cursor another instance gave. */
   catchUp (since: string): Promise<void>
-  /** One page of what the question holds now; `cursor` names the state read, `next` the page after. */
+  /** One page of what the request holds now; `cursor` names the state read, `next` the page after. */
   snapshot (after: string | undefined, limit: number): { entries: readonly string[], outOfShape: readonly string[], next?: string | undefined, cursor: string }
   /** Whether two cursors name the same generation of what is read (else a snapshot paged across them is started again). */
   sameGeneration (a: string, b: string): boolean
@@ -75,7 +75,7 @@ export interface StreamSource {
   readState (): string
   /** The changes after `since`, at most `limit`. */
   changes (since: string, limit: number): SharedBatch
-  /** How many entries (rows) the question keeps now, and whether they are stale: what `synced` says. */
+  /** How many entries (rows) the request keeps now, and whether they are stale: what `synced` says. */
   count (): { total: number, stale: boolean }
 }
 
@@ -84,10 +84,10 @@ export interface StreamSource {
  * ask the same changes after the same cursor, so they are read, and their ids written, once.
  */
 export class SharedReads {
-  /** The last changes read, by question and cursor, and the state of the view they were read from. */
+  /** The last changes read, by request and cursor, and the state of the view they were read from. */
   private read: { key: string, state: string, batch: SharedBatch } | undefined
 
-  /** The changes `key` (a question and a cursor) names in view state `state`: read by `read` unless read already. */
+  /** The changes `key` (a request and a cursor) names in view state `state`: read by `read` unless read already. */
   changes (key: string, state: string, read: () => SharedBatch): SharedBatch {
     if (this.read?.key !== key || this.read.state !== state) this.read = { key, state, batch: read() }
     return this.read.batch
@@ -109,28 +109,28 @@ export function viewState (views: FollowedViews, what: What): State {
   return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
 }
 
-/** A bucket's entries narrowed by a question: the change feed of one bucket. */
+/** A bucket's entries narrowed by a request: the change feed of one bucket. */
 class BucketSource implements StreamSource {
-  readonly asked: string
+  readonly requestKey: string
   readonly liveReason: string
   readonly goneReason: string
 
-  constructor (private readonly deps: FollowerDeps, private readonly query: Query) {
-    this.asked = `${JSON.stringify([query.what, query.filter])} `
-    this.liveReason = `bucket ${BUCKETS[query.what]} is followed live`
-    this.goneReason = `bucket ${BUCKETS[query.what]} went away during the snapshot`
+  constructor (private readonly deps: FollowerDeps, private readonly bucketRequest: BucketRequest) {
+    this.requestKey = `${JSON.stringify([bucketRequest.what, bucketRequest.filter])} `
+    this.liveReason = `bucket ${BUCKETS[bucketRequest.what]} is followed live`
+    this.goneReason = `bucket ${BUCKETS[bucketRequest.what]} went away during the snapshot`
   }
 
   listen (wake: () => void): () => void {
-    return this.deps.provisioning.listen(this.query.what, wake)
+    return this.deps.provisioning.listen(this.bucketRequest.what, wake)
   }
 
   state (): State {
-    return viewState(this.deps.views, this.query.what)
+    return viewState(this.deps.views, this.bucketRequest.what)
   }
 
   readable (): boolean {
-    return this.deps.views.status(this.query.what).state === 'live'
+    return this.deps.views.status(this.bucketRequest.what).state === 'live'
   }
 
   resumeFrom (id: string): string {
@@ -139,11 +139,11 @@ class BucketSource implements StreamSource {
   }
 
   async catchUp (since: string): Promise<void> {
-    await this.deps.provisioning.catchUp({ ...this.query, since: parseCursor(since) })
+    await this.deps.provisioning.catchUp({ ...this.bucketRequest, since: parseCursor(since) })
   }
 
   snapshot (after: string | undefined, limit: number): ReturnType<StreamSource['snapshot']> {
-    return this.deps.provisioning.snapshot(this.query, after, limit)
+    return this.deps.provisioning.snapshot(this.bucketRequest, after, limit)
   }
 
   sameGeneration (a: string, b: string): boolean {
@@ -151,14 +151,14 @@ class BucketSource implements StreamSource {
   }
 
   readState (): string {
-    const held = this.deps.views.held(this.query.what)
+    const held = this.deps.views.held(this.bucketRequest.what)
     return formatCursor(held.revision, held.generation)
   }
 
   changes (since: string, limit: number): SharedBatch {
     const { provisioning, views } = this.deps
-    const view = views.status(this.query.what)
-    const read = provisioning.changes({ ...this.query, since: parseCursor(since) }, limit)
+    const view = views.status(this.bucketRequest.what)
+    const read = provisioning.changes({ ...this.bucketRequest, since: parseCursor(since) }, limit)
     const end = parseCursor(read.cursor)
     // Every change the view holds has been looked at: the next look starts after them, so that
     // writes the filter leaves out are not read again and again by a narrow stream.
@@ -167,7 +167,7 @@ class BucketSource implements StreamSource {
   }
 
   count (): { total: number, stale: boolean } {
-    return this.deps.provisioning.count(this.query)
+    return this.deps.provisioning.count(this.bucketRequest)
   }
 }
 
@@ -280,7 +280,7 @@ export class StreamFollower {
       if (page.next === undefined) break
       page = source.snapshot(page.next, PAGE)
       if (!source.sameGeneration(page.cursor, first.cursor)) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `${source.asked.trim()} was read from a bucket created again during the snapshot`)
+        throw new ProvisionerError('CURSOR_EXPIRED', `${source.requestKey.trim()} was read from a bucket created again during the snapshot`)
       }
     }
     this.position = first.cursor
@@ -291,7 +291,7 @@ export class StreamFollower {
   /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. */
   private async changes (since: string): Promise<void> {
     const { source } = this
-    const batch = this.reads.changes(`${source.asked}${since}`, source.readState(), () => source.changes(since, PAGE))
+    const batch = this.reads.changes(`${source.requestKey}${since}`, source.readState(), () => source.changes(since, PAGE))
     this.refused = false
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? source.count() : undefined
@@ -313,9 +313,9 @@ export class StreamFollower {
   }
 }
 
-/** Follows a bucket question on one stream until the stream closes. */
-export class StreamOfQuestion extends StreamFollower {
-  constructor (deps: FollowerDeps, reads: SharedReads, sse: Sse, query: Query, resume: string | undefined) {
-    super(new BucketSource(deps, query), reads, sse, resume)
+/** Follows a bucket request on one stream until the stream closes. */
+export class StreamOfRequest extends StreamFollower {
+  constructor (deps: FollowerDeps, reads: SharedReads, sse: Sse, bucketRequest: BucketRequest, resume: string | undefined) {
+    super(new BucketSource(deps, bucketRequest), reads, sse, resume)
   }
 }

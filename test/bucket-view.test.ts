@@ -1,11 +1,11 @@
-// One bucket's follower against a real nats-server: a check of the bucket that was still asking
+// One bucket's view against a real nats-server: a check of the bucket that was still asking
 // when its watch ended must not touch the watch that follows, and a check finds what the stream
 // lost after it was delivered.
 
 import type { ConsumerConfig, JetStreamManager, KV, NatsConnection, StreamInfoRequestOptions } from 'nats'
 import { beforeAll, expect, test, vi } from 'vitest'
 import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
-import { BucketFollower } from '../src/domain/follow/bucket-follower.js'
+import { BucketView } from '../src/domain/follow/bucket-view.js'
 import type { Logger } from '../src/domain/logger.js'
 import { suiteFixture } from './support/service.js'
 
@@ -60,13 +60,13 @@ test('a check still asking when its watch ended neither ends the next watch nor 
   } as unknown as JetStreamManager
   const { log, messages } = recording()
   const caughtUp = (): number => messages.filter((m) => m === 'view caught up').length
-  const follower = new BucketFollower({ what: 'applied', nc, jsm, log, checkMs: 20 })
-  follower.start()
+  const view = new BucketView({ what: 'applied', nc, jsm, log, checkMs: 20 })
+  view.start()
   try {
-    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false }) })
+    await vi.waitFor(() => { expect(view.status()).toMatchObject({ state: 'live', stale: false }) })
     hold = new Promise((resolve) => { release = resolve })
     await vi.waitFor(() => { expect(held).toBe('waiting') })
-    follower.restart()
+    view.restart()
     await vi.waitFor(() => { expect(caughtUp()).toBe(1) })
     release()
     await vi.waitFor(() => { expect(held).toBe('answered') })
@@ -74,9 +74,9 @@ test('a check still asking when its watch ended neither ends the next watch nor 
     const after = calls
     await vi.waitFor(() => { expect(calls).toBeGreaterThanOrEqual(after + 10) })
     expect(caughtUp()).toBe(1)
-    expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 1 })
+    expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 1 })
   } finally {
-    await follower.stop()
+    await view.stop()
   }
 })
 
@@ -86,37 +86,37 @@ test('a check that fails for another reason than a missing stream says so, namin
   // Once armed, every check meets the real refusal of a stream name NATS does not take.
   const jsm = { consumers: real.consumers, streams: { info: async (name: string) => await real.streams.info(failing ? 'no.such.name' : name) } } as unknown as JetStreamManager
   const { log, warnings } = recording()
-  const follower = new BucketFollower({ what: 'applied', nc, jsm, log, checkMs: 20 })
-  follower.start()
+  const view = new BucketView({ what: 'applied', nc, jsm, log, checkMs: 20 })
+  view.start()
   try {
-    await vi.waitFor(() => { expect(follower.status().state).toBe('live') })
+    await vi.waitFor(() => { expect(view.status().state).toBe('live') })
     failing = true
     await vi.waitFor(() => {
       expect(warnings).toContainEqual({ fields: { err: expect.any(Error), bucket: BUCKETS.applied }, message: 'checking the bucket failed; checking again in %d ms' })
     })
   } finally {
-    await follower.stop()
+    await view.stop()
   }
 })
 
 type Warnings = ReturnType<typeof recording>['warnings']
 
 /**
- * A follower of `what` live on two keys, the second of which is then deleted from the stream by
+ * A view of `what` live on two keys, the second of which is then deleted from the stream by
  * hand (as a loss, or an expiry, removes it), and what `then` sees of it.
  */
-async function oneRemovedByHand (what: What, kv: KV, keys: readonly [string, string], opts: { jsm: JetStreamManager, checkMs: number }, then: (follower: BucketFollower, warnings: Warnings, removed: number) => Promise<void>): Promise<void> {
+async function oneRemovedByHand (what: What, kv: KV, keys: readonly [string, string], opts: { jsm: JetStreamManager, checkMs: number }, then: (view: BucketView, warnings: Warnings, removed: number) => Promise<void>): Promise<void> {
   await kv.put(keys[0], '{}')
   const removed = await kv.put(keys[1], '{}')
   const { log, warnings } = recording()
-  const follower = new BucketFollower({ what, nc, jsm: opts.jsm, log, checkMs: opts.checkMs, heartbeatMs: 200 })
-  follower.start()
+  const view = new BucketView({ what, nc, jsm: opts.jsm, log, checkMs: opts.checkMs, heartbeatMs: 200 })
+  view.start()
   try {
-    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
+    await vi.waitFor(() => { expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
     await (await nc.jetstreamManager()).streams.deleteMessage(`KV_${BUCKETS[what]}`, removed, false)
-    await then(follower, warnings, removed)
+    await then(view, warnings, removed)
   } finally {
-    await follower.stop()
+    await view.stop()
   }
 }
 
@@ -124,16 +124,16 @@ const reloaded = (warnings: Warnings): unknown[] => warnings.map((w) => w.messag
 
 test('a message the stream lost after it was delivered (deleted by hand) is noticed by a check: the bucket is read again, and its key goes', async () => {
   const kv = await nc.jetstream().views.kv(BUCKETS.collect)
-  await oneRemovedByHand('collect', kv, ['n1.c.a', 'n1.c.b'], { jsm: await nc.jetstreamManager(), checkMs: 1000 }, async (follower, warnings, removed) => {
+  await oneRemovedByHand('collect', kv, ['n1.c.a', 'n1.c.b'], { jsm: await nc.jetstreamManager(), checkMs: 1000 }, async (view, warnings, removed) => {
     // The read again ends at the consumer's idle heartbeat, the stream's last revision being gone; on
     // a server that loses deliveries it is read once more to be sure.
-    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 1 }) }, { timeout: 10_000, interval: 50 })
-    expect([follower.read().entries.has('n1.c.a'), follower.read().entries.has('n1.c.b')]).toEqual([true, false])
+    await vi.waitFor(() => { expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 1 }) }, { timeout: 10_000, interval: 50 })
+    expect([view.read().entries.has('n1.c.a'), view.read().entries.has('n1.c.b')]).toEqual([true, false])
     expect(reloaded(warnings)).not.toEqual([])
     // The read again has not met the key: once the stream says it holds no message of it, a client
     // may hold it with no deletion to be told, and the cursors before are refused, saying why.
-    await vi.waitFor(() => { expect(follower.read().expiredBefore).toBe(removed) }, { timeout: 10_000, interval: 50 })
-    expect(follower.read().expiredBecause).toMatch(/found 1 key it held gone with no deletion marker \(n1\.c\.b: messages removed from the stream\)/)
+    await vi.waitFor(() => { expect(view.read().expiredBefore).toBe(removed) }, { timeout: 10_000, interval: 50 })
+    expect(view.read().expiredBecause).toMatch(/found 1 key it held gone with no deletion marker \(n1\.c\.b: messages removed from the stream\)/)
   })
 })
 
@@ -142,12 +142,12 @@ test('a bucket whose messages expire (a max age) is not counted: its expiries ne
   let checks = 0
   const jsm = { consumers: real.consumers, streams: { info: async (name: string) => { checks++; return await real.streams.info(name) } } } as unknown as JetStreamManager
   const kv = await nc.jetstream().views.kv(BUCKETS.registry, { history: 1, ttl: 3_600_000 })
-  await oneRemovedByHand('registry', kv, ['secret', 'port'], { jsm, checkMs: 20 }, async (follower, warnings) => {
+  await oneRemovedByHand('registry', kv, ['secret', 'port'], { jsm, checkMs: 20 }, async (view, warnings) => {
     // Removed as an expiry removes it: the counts differ from now on.
     const after = checks
     await vi.waitFor(() => { expect(checks).toBeGreaterThanOrEqual(after + 10) })
     expect(reloaded(warnings)).toEqual([])
-    expect(follower.status()).toMatchObject({ keys: 2 })
+    expect(view.status()).toMatchObject({ keys: 2 })
   })
 })
 
@@ -158,7 +158,7 @@ test('a key written again while the bucket is read again is met after the read e
   const real = await nc.jetstreamManager()
   let armed = false
   let looks = 0
-  // Once armed, the next look at the stream finds it ending a revision early, so the follower reads
+  // Once armed, the next look at the stream finds it ending a revision early, so the view reads
   // it again (as it does after a purge on nats-server 2.9.10), and the key is written again between
   // that look and the read's consumer: the read passes no message of it before its end.
   const jsm = {
@@ -180,22 +180,22 @@ test('a key written again while the bucket is read again is met after the read e
     }
   } as unknown as JetStreamManager
   const { log, warnings } = recording()
-  const follower = new BucketFollower({ what: 'needs', nc, jsm, log, checkMs: 50, heartbeatMs: 200 })
-  follower.start()
+  const view = new BucketView({ what: 'needs', nc, jsm, log, checkMs: 50, heartbeatMs: 200 })
+  view.start()
   try {
-    await vi.waitFor(() => { expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
+    await vi.waitFor(() => { expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 2 }) })
     armed = true
-    follower.restart()
-    await vi.waitFor(() => { expect(follower.read().entries.revision('n1.gitea.secret.a')).toBe(3) })
+    view.restart()
+    await vi.waitFor(() => { expect(view.read().entries.revision('n1.gitea.secret.a')).toBe(3) })
     expect(reloaded(warnings)).not.toEqual([])
     // Checks that would have asked the stream about a key not yet met have come and gone.
-    const read = follower.read()
+    const read = view.read()
     const after = looks
     await vi.waitFor(() => { expect(looks).toBeGreaterThanOrEqual(after + 4) })
-    expect(follower.read()).toBe(read)
-    expect(follower.status()).toMatchObject({ state: 'live', stale: false, keys: 2 })
-    expect(follower.read().expiredBefore).toBe(0)
+    expect(view.read()).toBe(read)
+    expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 2 })
+    expect(view.read().expiredBefore).toBe(0)
   } finally {
-    await follower.stop()
+    await view.stop()
   }
 })

@@ -1,4 +1,4 @@
-// Follows one bucket with a feed of its changes (deletes included; kv-feed.ts) into its Contents:
+// One bucket's view: follows the bucket with a feed of its changes (deletes included; kv-feed.ts) into its Contents:
 // loads it, resumes after a reconnect from the last revision seen, and waits for a bucket that does not exist yet. Once live
 // it never goes back to refusing for a doubt: while it reloads, or while a cluster in the middle of
 // an election says the stream is not there, it answers from what it holds and says stale. On a
@@ -18,7 +18,7 @@ import { purgeDefect } from './server-defects.js'
 import type { Logger } from '../logger.js'
 import type { ViewState, ViewStatus } from '../wire/schemas.js'
 
-export interface FollowerOptions {
+export interface BucketViewOptions {
   what: What
   nc: NatsConnection
   jsm: JetStreamManager
@@ -131,7 +131,7 @@ export type ViewSignal = 'change' | 'state'
 /** How long a live view must find no stream before it calls its bucket gone; a loaded cluster's election takes seconds. */
 const GONE_AFTER_MS = 3000
 
-export class BucketFollower {
+export class BucketView {
   readonly what: What
   readonly bucket: string
   private readonly nc: NatsConnection
@@ -161,7 +161,7 @@ export class BucketFollower {
   /** Keys the serving contents are yet to meet, if a read again found any (`Unmet`). */
   private unmet: Unmet | undefined
 
-  constructor (opts: FollowerOptions) {
+  constructor (opts: BucketViewOptions) {
     this.what = opts.what
     this.bucket = BUCKETS[opts.what]
     this.nc = opts.nc
