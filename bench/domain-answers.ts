@@ -44,4 +44,4 @@ const passes = 5
 for (let p = 0; p < passes; p++) for (const q of questions) ask(q)
 const used = process.cpuUsage(cpu)
 const n = passes * questions.length
-console.log(`${revision} entries, ${questions.length} questions × ${passes}: ${((performance.now() - t) * 1000 / n).toFixed(1)} µs wall, ${((used.user + used.system) / n).toFixed(1)} µs CPU an answer (${(bytes / (n + questions.length)).toFixed(0)} B)`)
+console.log(`${revision} entries, ${questions.length} requests × ${passes}: ${((performance.now() - t) * 1000 / n).toFixed(1)} µs wall, ${((used.user + used.system) / n).toFixed(1)} µs CPU an answer (${(bytes / (n + questions.length)).toFixed(0)} B)`)
