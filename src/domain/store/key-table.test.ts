@@ -71,3 +71,10 @@ test('reserve makes room beforehand: as many keys as reserved are added with no 
   keys.forEach((key, i) => expect(table.slotOf(key)).toBe(i))
   expect(table.slotOf('n1.nothing')).toBeUndefined()
 })
+
+test('a key refused leaves the table as it was', () => {
+  const table = new KeyTable()
+  table.add('a.b')
+  expect(() => table.add('a.\u00e9')).toThrow(/ASCII/)
+  expect([table.size, table.slotOf('a.b'), table.add('c.d'), table.keyAt(1)]).toEqual([1, 0, 1, 'c.d'])
+})

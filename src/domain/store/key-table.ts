@@ -20,6 +20,10 @@ function hashOf (key: string): number {
   return h >>> 0
 }
 
+function notAKey (key: string): Error {
+  return new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
+}
+
 export class KeyTable {
   private readonly slabs: Buffer[] = []
   private end = SLAB
@@ -33,10 +37,17 @@ export class KeyTable {
     return this.count
   }
 
+  /** The key last looked up and its hash: a key not found is most often added next. */
+  private looked: string | undefined
+  private lookedHash = 0
+
   /** The slot of `key`, or undefined when it was never added. */
   slotOf (key: string): number | undefined {
     const mask = this.cells.length - 1
-    for (let i = hashOf(key) & mask; ; i = (i + 1) & mask) {
+    const hash = hashOf(key)
+    this.looked = key
+    this.lookedHash = hash
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
       const slot = this.cells[i] as number
       if (slot === EMPTY) return undefined
       if (this.equals(slot, key)) return slot
@@ -55,12 +66,20 @@ export class KeyTable {
 
   /** Adds a key not added yet, of ASCII characters alone; its slot is the next number. */
   add (key: string): number {
-    // A key is ASCII when its UTF-8 form is a byte a code unit.
-    if (key.length > SLAB || Buffer.byteLength(key) !== key.length) throw new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
+    if (key.length > SLAB) throw notAKey(key)
     if (this.count + 1 > this.cells.length * MAX_LOAD) this.rehash(this.cells.length * 2)
     if (this.slabs.length === 0 || this.end + key.length > SLAB) {
       this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
       this.end = 0
+    }
+    // Written by a loop into the slab's free room before anything is counted, checking that each
+    // character is ASCII (a byte a character): a call into the encoder and a measure of the UTF-8
+    // length cost more for a key of a few dozen.
+    const slab = this.slabs[this.slabs.length - 1] as Buffer
+    for (let i = 0, to = this.end; i < key.length; i++, to++) {
+      const c = key.charCodeAt(i)
+      if (c > 0x7f) throw notAKey(key)
+      slab[to] = c
     }
     const slot = this.count++
     this.places.grow(slot)
@@ -68,8 +87,8 @@ export class KeyTable {
     const at = 2 * inPage(slot)
     places[at] = (this.slabs.length - 1) * SLAB + this.end
     places[at + 1] = key.length
-    this.end += (this.slabs[this.slabs.length - 1] as Buffer).write(key, this.end, 'latin1')
-    this.place(slot, hashOf(key))
+    this.end += key.length
+    this.place(slot, key === this.looked ? this.lookedHash : hashOf(key))
     return slot
   }
 
