@@ -66,7 +66,7 @@ test.concurrent.for<[Record<string, string>, string]>([
 ])('the start is refused: %j, exit 2 and one line', async ([env, line], { expect }) => {
   const settings = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'MALFORMED' ? malformed : v === 'EMPTY' ? empty : v]))
   const { proc, out } = runMain({ ...server.serviceEnv(), ...settings })
-  const [code] = await once(proc, 'exit')
+  const [code] = await once(proc, 'close')
   expect(code).toBe(2)
   expect(out()).toBe(`mesh-provisioner: ${line.replace('MALFORMED', malformed).replace('EMPTY', empty)}\n`)
   expect(out()).not.toContain('hunter2')
@@ -178,7 +178,7 @@ test('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopp
     stream.on('error', () => {})
     expect((await new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve)))[':status']).toBe(200)
     proc.kill('SIGTERM')
-    const [code] = await once(proc, 'exit')
+    const [code] = await once(proc, 'close')
     unread.destroy()
     expect(code).toBe(0)
     const log = out()
