@@ -4,6 +4,7 @@
 import type { NatsConnection } from 'nats'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
+import { writeStored } from '../testkit/stored-writes.js'
 
 export const MODULES = ['gitea', 'keycloak', 'route-proxy', 'claude-code', 'mesh-build-node', 'postgres', 'node-tools', 'wireguard', 'mail', 'grafana',
   'prometheus', 'step-ca', 'loki', 'minio', 'nextcloud', 'vaultwarden', 'jellyfin', 'matrix', 'ntfy', 'restic']
@@ -119,32 +120,10 @@ export async function seedMesh (nc: NatsConnection, nodes: number, inFlight = 20
   return { needs: nodes * MODULES.length * NEEDS_PER_MODULE, writes, seconds: (performance.now() - started) / 1000 }
 }
 
-/**
- * The mesh of seedMesh written as plain publishes, no write waiting for its ack: ~1/7 of the CPU
- * (60k keys: 0.7 s of the writer's against 4.9 s), for a test that needs the mesh, not the pace of
- * writing it. Each chunk is sent once the one before the last is stored, so that the server holds
- * little unstored; the streams' last sequences say what is stored (a key written twice moves its
- * stream's count once).
- */
-export async function seedMeshUnacked (nc: NatsConnection, nodes: number, chunk = 2000): Promise<SeedResult> {
+/** The mesh of seedMesh, written without waiting for each write's ack (testkit/stored-writes.ts): for a test that needs the mesh, not the pace of writing it. */
+export async function seedMeshUnacked (nc: NatsConnection, nodes: number): Promise<SeedResult> {
   await createClientBuckets(nc)
-  const jsm = await nc.jetstreamManager()
   const started = performance.now()
-  const streams = [BUCKETS.needs, BUCKETS.applied, BUCKETS.collect].map((bucket) => `KV_${bucket}`)
-  const stored = async (): Promise<number> => (await Promise.all(streams.map(async (s) => (await jsm.streams.info(s)).state.last_seq))).reduce((a, b) => a + b, 0)
-  const until = async (writes: number): Promise<void> => {
-    await nc.flush()
-    const deadline = Date.now() + 60_000
-    for (let seen = await stored(); seen < writes; seen = await stored()) {
-      if (Date.now() > deadline) throw new Error(`the server stored ${seen} of ${writes} plain publishes within 60 s: it drops them; seed with seedMesh, which waits for each ack`)
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-  }
-  let writes = 0
-  for (const put of meshPuts(nodes)) {
-    nc.publish(put.subject, put.data)
-    if (++writes % chunk === 0) await until(writes - chunk)
-  }
-  await until(writes)
+  const writes = await writeStored(nc, meshPuts(nodes), [BUCKETS.needs, BUCKETS.applied, BUCKETS.collect].map((bucket) => `KV_${bucket}`))
   return { needs: nodes * MODULES.length * NEEDS_PER_MODULE, writes, seconds: (performance.now() - started) / 1000 }
 }
