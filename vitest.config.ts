@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config'
 import { FETCHED_NATS_SERVER } from './testkit/nats-server.js'
+import { LongestFirst } from './test/sequencer.js'
 
 /**
  * The suites whose outcome depends on how nats-server delivers, purges and restarts: they run on
@@ -26,6 +27,8 @@ export default defineConfig({
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The longest files start first, whichever server they run on (test/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

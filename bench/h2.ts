@@ -55,7 +55,7 @@ async function h2Get (url: string): Promise<{ status: number, headers: Record<st
 /** req/s of `url` under h2load; refuses a run with any failed or non-2xx request. */
 async function h2Load (url: string): Promise<number> {
   const warmup = Math.max(0, Math.round(seconds / 5))
-  const { stdout } = await run('h2load', ['-c', String(SESSIONS), '-m', String(STREAMS_PER_SESSION), '-D', String(Math.max(1, Math.round(seconds))), ...(warmup > 0 ? [`--warm-up-time=${warmup}`] : []), url], { maxBuffer: 1 << 20 })
+  const { stdout } = await run('h2load', ['-c', String(SESSIONS), '-m', String(STREAMS_PER_SESSION), '-D', seconds >= 1 ? String(Math.round(seconds)) : `${Math.round(seconds * 1000)}ms`, ...(warmup > 0 ? [`--warm-up-time=${warmup}`] : []), url], { maxBuffer: 1 << 20 })
   const rate = /finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1]
   const failed = Number(/(\d+) failed/.exec(stdout)?.[1] ?? NaN)
   const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(stdout)

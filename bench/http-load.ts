@@ -11,7 +11,9 @@ export interface HttpLoad {
   /** Asked in turn, one a request. */
   paths: string[]
   connections: number
+  /** How long, and autocannon's sample (ms): req/s are counted a sample (measure.ts loadSampleMs). */
   seconds: number
+  sampleMs: number
   warmupSeconds: number
 }
 export interface HttpLoadResult { type: 'http-load', rps: number, requests: number, non2xx: number, errors: number }
@@ -27,10 +29,11 @@ async function run (job: HttpLoad): Promise<HttpLoadResult> {
   const result = await autocannon({
     url: job.origin,
     connections: job.connections,
-    duration: Math.max(1, Math.round(job.seconds)),
+    duration: job.seconds,
+    sampleInt: job.sampleMs,
     requests: [{ setupRequest: next }],
     ...(warmup > 0 ? { warmup: { connections: job.connections, duration: warmup } } : {})
   })
   const warmed = (result as { warmup?: { requests: { total: number } } }).warmup?.requests.total ?? 0
-  return { type: 'http-load', rps: result.requests.average, requests: result.requests.total + warmed, non2xx: result.non2xx, errors: result.errors }
+  return { type: 'http-load', rps: result.requests.average * 1000 / job.sampleMs, requests: result.requests.total + warmed, non2xx: result.non2xx, errors: result.errors }
 }

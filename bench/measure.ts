@@ -27,6 +27,14 @@ export const [smallKeys, largeKeys] = (args.keys ?? (smallRun ? '1000,3000' : '1
 /** The mesh at ten times today's (issue 21): seeded once into a store the bench keeps. */
 export const hugeKeys = Number(args.huge ?? (smallRun ? 6000 : 3_000_000))
 export const seconds = Number(args.seconds ?? (smallRun ? 1 : 5))
+/**
+ * autocannon's sample (ms): it ends a run at a sample's end and counts req/s a sample, so a run
+ * shorter than a second (the smoke test's) is one sample of its own length, scaled to a second,
+ * where it took its whole second before; a run of whole seconds samples each second, as by default.
+ */
+export const loadSampleMs = Math.min(1000, seconds * 1000)
+/** A load run's length as autocannon takes it: whole seconds, or the fraction of one a smoke run asks. */
+export const loadSeconds = seconds >= 1 ? Math.round(seconds) : seconds
 export const rounds = Number(args.rounds ?? (smallRun ? 1 : 3))
 /**
  * Rounds of the rows whose median swung most between full runs with no change of theirs: the bus
@@ -105,9 +113,9 @@ export interface CpuRounds { service: number[], floor: number[] }
 export async function httpLoad (url: string, server: Child, cpu?: number[]): Promise<number> {
   const cpuBefore = server.cpuMicros()
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
-  // autocannon counts whole seconds; a smoke run skips the warmup.
+  // A smoke run skips the warmup.
   const warmup = Math.round(seconds / 5)
-  const load = ['-c', String(IN_FLIGHT), '-d', String(Math.max(1, Math.round(seconds)))]
+  const load = ['-c', String(IN_FLIGHT), '-d', String(loadSeconds), '-L', String(loadSampleMs)]
   const out = await new Promise<string>((resolve, reject) => {
     const p = spawn(process.execPath, [bin, '-j', ...load, ...(warmup > 0 ? ['--warmup', '[', '-c', String(IN_FLIGHT), '-d', String(warmup), ']'] : []), url], { stdio: ['ignore', 'pipe', 'ignore'] })
     let text = ''
@@ -120,13 +128,13 @@ export async function httpLoad (url: string, server: Child, cpu?: number[]): Pro
   const r = runs.at(-1) as typeof runs[number]
   cpuOf(server, cpuBefore, runs.reduce((sum, run) => sum + run.requests.total, 0), cpu)
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`)
-  return r.requests.average
+  return r.requests.average * 1000 / loadSampleMs
 }
 
 /** req/s of `paths` of `origin` asked in turn under load; the CPU a request cost `server` goes to `cpu`, as httpLoad's. */
 export async function httpLoadPaths (origin: string, paths: string[], server: Child, cpu?: number[]): Promise<number> {
   const cpuBefore = server.cpuMicros()
-  const r = await httpLoadOf({ type: 'http-load', origin, paths, connections: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
+  const r = await httpLoadOf({ type: 'http-load', origin, paths, connections: IN_FLIGHT, seconds: loadSeconds, sampleMs: loadSampleMs, warmupSeconds: seconds / 5 })
   cpuOf(server, cpuBefore, r.requests, cpu)
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${origin}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load over ${paths.length} paths`)
   return r.rps

@@ -4,6 +4,7 @@
 import type { NatsConnection } from 'nats'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
+import { writeStored } from '../testkit/stored-writes.js'
 
 export const MODULES = ['gitea', 'keycloak', 'route-proxy', 'claude-code', 'mesh-build-node', 'postgres', 'node-tools', 'wireguard', 'mail', 'grafana',
   'prometheus', 'step-ca', 'loki', 'minio', 'nextcloud', 'vaultwarden', 'jellyfin', 'matrix', 'ntfy', 'restic']
@@ -116,5 +117,13 @@ export async function seedMesh (nc: NatsConnection, nodes: number, inFlight = 20
   await createClientBuckets(nc)
   const started = performance.now()
   const { writes } = await writeAll(nc, meshPuts(nodes), inFlight)
+  return { needs: nodes * MODULES.length * NEEDS_PER_MODULE, writes, seconds: (performance.now() - started) / 1000 }
+}
+
+/** The mesh of seedMesh, written without waiting for each write's ack (testkit/stored-writes.ts): for a test that needs the mesh, not the pace of writing it. */
+export async function seedMeshUnacked (nc: NatsConnection, nodes: number): Promise<SeedResult> {
+  await createClientBuckets(nc)
+  const started = performance.now()
+  const writes = await writeStored(nc, meshPuts(nodes), [BUCKETS.needs, BUCKETS.applied, BUCKETS.collect].map((bucket) => `KV_${bucket}`))
   return { needs: nodes * MODULES.length * NEEDS_PER_MODULE, writes, seconds: (performance.now() - started) / 1000 }
 }

@@ -3,12 +3,13 @@
 // the certificate without stopping, and a log at trace level through the whole session that holds
 // no token and no password; SIGTERM exits 0 at once though an HTTP/2 client stopped reading.
 
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { connect as h2connect, type IncomingHttpHeaders } from 'node:http2'
 import { connect as tlsConnect } from 'node:tls'
 import { createHash, X509Certificate } from 'node:crypto'
@@ -37,15 +38,24 @@ function makeCertificate (name: string): { cert: string, key: string, fingerprin
 
 const fx = suiteFixture()
 
+const tokensFile = (...entries: TokenEntry[]): string => JSON.stringify({ tokens: entries })
+let malformed: string
+let empty: string
+
 beforeAll(async () => {
   server = await fx.server()
   await seedSampleMesh(await fx.admin(server))
   dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-access-process-'))
+  // Written once, before the refused starts that read them run side by side.
+  malformed = join(dir, 'malformed.json')
+  await writeFile(malformed, tokensFile(newToken('console', '*', false).entry, { ...newToken('ace', ['ace'], false).entry, name: 'a ce' }))
+  empty = join(dir, 'empty.pem')
+  await writeFile(empty, '')
 })
 
-const tokensFile = (...entries: TokenEntry[]): string => JSON.stringify({ tokens: entries })
-
-test.each([
+// Each refused start is a process of its own that exits at once: they run side by side (~1 s of
+// CPU each, most of it loading the service's modules), where in turn they took ~2.5 s each.
+test.concurrent.for<[Record<string, string>, string]>([
   [{ HTTP_HOST: '0.0.0.0' }, 'HTTP_HOST="0.0.0.0": the gateway would answer anyone beyond this machine; set HTTP_TOKENS_FILE (npm run token makes one), or HTTP_AUTH=none when a proxy in front authenticates'],
   [{ HTTP_AUTH: 'none', HTTP_TOKENS_FILE: '/dev/null' }, 'HTTP_AUTH="none": HTTP_TOKENS_FILE is set too: none says nobody is asked for a token; set one of them'],
   [{ HTTP_AUTH: 'off' }, 'HTTP_AUTH="off": it takes none (serve without tokens behind a proxy that authenticates), or leave it unset'],
@@ -54,17 +64,23 @@ test.each([
   [{ HTTP_TOKENS_FILE: 'MALFORMED' }, 'HTTP_TOKENS_FILE: MALFORMED: token #2: name takes 1 to 64 of A-Z a-z 0-9 _ . @ : -'],
   [{ NATS_URL: 'nats://mesh-provisioner:hunter2@127.0.0.1:4222' }, 'NATS_URL: a server URL holds a user and password (user:password@); set NATS_USER and NATS_PASSWORD_FILE beside the address instead'],
   [{ NATS_URL: 'nats://hunter2@127.0.0.1:4222' }, 'NATS_URL: a server URL holds a token (token@); set NATS_TOKEN_FILE beside the address instead']
-])('the start is refused: %j, exit 2 and one line', async (env, line) => {
-  const malformed = join(dir, 'malformed.json')
-  await writeFile(malformed, tokensFile(newToken('console', '*', false).entry, { ...newToken('ace', ['ace'], false).entry, name: 'a ce' }))
-  const empty = join(dir, 'empty.pem')
-  await writeFile(empty, '')
+])('the start is refused: %j, exit 2 and one line', async ([env, line], { expect }) => {
   const settings = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'MALFORMED' ? malformed : v === 'EMPTY' ? empty : v]))
   const { proc, out } = runMain({ ...server.serviceEnv(), ...settings })
-  const [code] = await once(proc, 'exit')
+  const [code] = await once(proc, 'close')
   expect(code).toBe(2)
   expect(out()).toBe(`mesh-provisioner: ${line.replace('MALFORMED', malformed).replace('EMPTY', empty)}\n`)
   expect(out()).not.toContain('hunter2')
+})
+
+test.concurrent('npm run token prints a new token once and the tokens file entry that admits it alone', async ({ expect }) => {
+  const make = async (): Promise<string[]> => (await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/token.ts', '--name', 'ace', '--nodes', 'ace,g14'])).stdout.split('\n')
+  const [lines, again] = await Promise.all([make(), make()])
+  const token = lines[1]?.trim() as string
+  expect(token).not.toBe(again[1]?.trim())
+  const tokens = parseTokens(`{"tokens":[${lines[3]?.trim() as string}]}`, 'made')
+  expect(tokens).toEqual([{ name: 'ace', sha256: createHash('sha256').update(token).digest('hex'), nodes: ['ace', 'g14'], metrics: false }])
+  expect(findToken(tokens, token)?.name).toBe('ace')
 })
 
 test('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopping, and logs no secret at trace level', async () => {
@@ -163,7 +179,7 @@ test('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopp
     stream.on('error', () => {})
     expect((await new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve)))[':status']).toBe(200)
     proc.kill('SIGTERM')
-    const [code] = await once(proc, 'exit')
+    const [code] = await once(proc, 'close')
     unread.destroy()
     expect(code).toBe(0)
     const log = out()
@@ -178,13 +194,3 @@ test('serves HTTPS only, re-reads tokens and certificate on SIGHUP without stopp
     await agent.close()
   }
 }, 90_000)
-
-test('npm run token prints a new token once and the tokens file entry that admits it alone', () => {
-  const make = (): string[] => execFileSync(process.execPath, ['--import', 'tsx', 'scripts/token.ts', '--name', 'ace', '--nodes', 'ace,g14']).toString().split('\n')
-  const [lines, again] = [make(), make()]
-  const token = lines[1]?.trim() as string
-  expect(token).not.toBe(again[1]?.trim())
-  const tokens = parseTokens(`{"tokens":[${lines[3]?.trim() as string}]}`, 'made')
-  expect(tokens).toEqual([{ name: 'ace', sha256: createHash('sha256').update(token).digest('hex'), nodes: ['ace', 'g14'], metrics: false }])
-  expect(findToken(tokens, token)?.name).toBe('ace')
-})

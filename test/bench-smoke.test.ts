@@ -11,8 +11,8 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 
 describe('npm run bench', () => {
   test('prints every row of the table in a tiny run', async () => {
-    // Load runs of a fraction of a second (HTTP's autocannon still takes its whole second): the
-    // smoke proves every row is measured, not what the figures are.
+    // Load runs of a fraction of a second (autocannon and h2load too: bench/measure.ts loadSampleMs):
+    // the smoke proves every row is measured, not what the figures are.
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--small', '--keys', '500,1500', '--huge', '6000', '--seconds', '0.3', '--rounds', '1'], { cwd: root, timeout: 190_000 })
     const rows = stdout.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| what '))
     const starts = ['HTTP:', 'CPU a request, HTTP', 'bus:', 'CPU a request, bus', 'one need over HTTP', 'HTTP/2 with TLS', 'HTTP, distinct questions',

@@ -9,6 +9,7 @@ import { chmod, cp, mkdtemp, readFile, readlink, rm, symlink, writeFile } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
+import { once } from 'node:events'
 import { promisify } from 'node:util'
 import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
@@ -246,8 +247,10 @@ describe('a refused password', () => {
     await writeFile(secret, 'not-the-password\n', { mode: 0o444 })
     const child = asNobody([...START_COMMAND], { ...server.serviceEnv(), NATS_PASSWORD: '', NATS_PASSWORD_FILE: secret, HTTP_PORT: '0', LOG_LEVEL: 'silent' })
     const output = collect(child)
-    // A reconnect loop never exits: the test's timeout is the bound.
-    expect(await exited(child)).toBe(1)
+    // A reconnect loop never exits: the test's timeout is the bound. At 'close', not 'exit', the
+    // output is whole (the pipes may still hold the last line at 'exit').
+    const [code] = await once(child, 'close') as [number | null]
+    expect(code).toBe(1)
     const lines = output.err().trim().split('\n')
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^mesh-provisioner: NATS at nats:\/\/127\.0\.0\.1:\d+ refused the credentials .*NATS_USER\/NATS_PASSWORD/)

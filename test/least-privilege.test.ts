@@ -10,6 +10,7 @@ import { ErrorCode, type NatsConnection, type NatsError } from 'nats'
 import { natsServerBin, type NatsServer } from '../testkit/nats-server.js'
 import { suiteFixture, untilReady, untilWritten } from './support/service.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
+import { writeStored } from '../testkit/stored-writes.js'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { INBOX_PREFIX } from '../src/nats.js'
 import type { Running } from '../src/service.js'
@@ -108,7 +109,8 @@ describe('the service under its user', () => {
   test('loads a 50,000-key collect snapshot (it needs flow-control replies) and follows 6 MB of updates, with no permission violation', async () => {
     const kv = await admin.jetstream().views.kv(BUCKETS.collect)
     const small = JSON.stringify({ lines: ['y'.repeat(100)] })
-    for (let b = 0; b < 50; b++) await Promise.all(Array.from({ length: 1000 }, async (_, i) => await kv.put(`n${b}.shell.c${i}`, small)))
+    const puts = Array.from({ length: 50_000 }, (_, j) => ({ subject: `$KV.${BUCKETS.collect}.n${Math.floor(j / 1000)}.shell.c${j % 1000}`, data: small }))
+    await writeStored(admin, puts, [`KV_${BUCKETS.collect}`])
     const logFrom = server.log.length
     running = await fx.service(server)
     await untilReady(running, 60_000)

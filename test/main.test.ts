@@ -22,7 +22,7 @@ beforeAll(async () => {
 
 test('a malformed setting stops the start with one line naming it, exit 2', async () => {
   const { proc, out } = runMain({ ...server.serviceEnv(), REGISTRY_INTERVAL: 'hourly' })
-  const [code] = await once(proc, 'exit')
+  const [code] = await once(proc, 'close')
   expect(code).toBe(2)
   expect(out()).toBe('mesh-provisioner: REGISTRY_INTERVAL="hourly": it takes a duration of at least 1s, like 1h, 30m or 90s (a bare number is seconds)\n')
 })
@@ -40,7 +40,7 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully with an event 
     await untilEvent(stream, isSynced)
     proc.kill(signal)
     // A stop that hangs never exits: the test's timeout is the bound, not a wall-clock figure.
-    const [code] = await once(proc, 'exit')
+    const [code] = await once(proc, 'close')
     expect(code).toBe(0)
     expect(out()).toMatch(/"msg":"stopped"/)
     await stream.ended
@@ -81,7 +81,7 @@ test('an HTTP port already taken is one line naming HTTP_HOST and HTTP_PORT, exi
   const { port, holder } = await taken()
   try {
     const { proc, out } = runMain({ ...server.serviceEnv(), HTTP_PORT: String(port), LOG_LEVEL: 'info' })
-    const [code] = await once(proc, 'exit')
+    const [code] = await once(proc, 'close')
     expect(code).toBe(1)
     const lines = out().trim().split('\n').filter((l) => !l.startsWith('{'))
     expect(lines).toEqual([`mesh-provisioner: the gateway cannot listen on HTTP_HOST=127.0.0.1 HTTP_PORT=${port}: the port is already taken; stop what listens there or choose another HTTP_PORT (0 picks a free one)`])

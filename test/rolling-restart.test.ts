@@ -6,7 +6,7 @@ import type { NatsConnection } from 'nats'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { beforeAll, expect, test } from 'vitest'
-import { nodeName, nodesFor, seedMesh } from '../bench/mesh.js'
+import { nodeName, nodesFor, seedMeshUnacked } from '../bench/mesh.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { startTestService, suiteFixture } from './support/service.js'
 
@@ -20,7 +20,7 @@ let admin: NatsConnection
 beforeAll(async () => {
   server = await fx.server()
   admin = await fx.admin(server)
-  await seedMesh(admin, nodesFor(NEEDS))
+  await seedMeshUnacked(admin, nodesFor(NEEDS))
 }, 120_000)
 
 /** A port nothing listens on now, for an instance whose gateway the test must reach before its start resolves. */

@@ -26,7 +26,7 @@ async function run (script: string, args: readonly string[], env: Record<string,
   let stderr = ''
   child.stdout?.on('data', (d: Buffer) => { stdout += d.toString() })
   child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
-  const [code] = await once(child, 'exit') as [number]
+  const [code] = await once(child, 'close') as [number]
   return { code, stdout, stderr }
 }
 

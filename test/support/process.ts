@@ -7,6 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 /**
  * Starts the service with only `env` (and PATH), on a free HTTP port unless `env` says otherwise;
  * `fileLimit` sets its open file limit, soft and hard (util-linux's prlimit), as `ulimit -n` would.
+ * Its output is whole at the process's 'close', not its 'exit' (the pipes may still hold the last
+ * lines: seen on a busy machine, a refused start's one line read as empty).
  */
 export function runMain (env: Record<string, string>, { fileLimit }: { fileLimit?: number } = {}): { proc: ChildProcess, out: () => string } {
   let out = ''
