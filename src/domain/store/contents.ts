@@ -9,7 +9,7 @@ import { generationOf } from '../wire/cursor.js'
 import { Entries, outOfShapeJson, type EntriesRead } from './entry.js'
 import { indexValue, PrefixRuns, SEP, SetRuns } from './index-runs.js'
 import { KeyRange, KeyUnion, SortedKeys, SortedSlots, type KeySet } from './sorted-keys.js'
-import { compareInstants, Tally, type Instant, type TallyRead } from './tally.js'
+import { Tally, type Instant, type TallyRead } from './tally.js'
 
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
@@ -194,7 +194,10 @@ export class Contents {
   /** The entries under a key's leading `tokens` counted again, for the tally: a range of the sorted keys. */
   private recount (tokens: readonly string[]): { count: number, ms: number, nanos: number, revision: number } {
     const out = { count: 0, ms: 0, nanos: 0, revision: 0 }
-    for (const slot of this.slotsUnder(tokens)) {
+    const [lo, hi] = this.rangeUnder(tokens)
+    const all = this.allKeys as SortedSlots
+    for (let i = lo; i < hi; i++) {
+      const slot = all.slotAt(i)
       const ms = this.entries.updatedAt(slot)
       const nanos = this.entries.nanosAt(slot)
       out.count++
@@ -203,26 +206,37 @@ export class Contents {
     return out
   }
 
-  /** The keys under a key's leading `tokens` (a prefix of the sorted keys), by slot: empty while the snapshot loads. */
-  private * slotsUnder (tokens: readonly string[]): Generator<number> {
+  /** Where the keys under a key's leading `tokens` are in the sorted keys (a prefix's range): none while the snapshot loads. */
+  private rangeUnder (tokens: readonly string[]): [number, number] {
     const all = this.allKeys
-    if (all === undefined) return
+    if (all === undefined) return [0, 0]
     const prefix = tokens.join('.')
-    const [lo, hi] = tokens.length === FIELDS[this.what].length ? [all.lowerBound(prefix), all.upperBound(prefix)] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
-    for (let i = lo; i < hi; i++) yield all.slotAt(i)
+    return tokens.length === FIELDS[this.what].length ? [all.lowerBound(prefix), all.upperBound(prefix)] : [all.lowerBound(`${prefix}.`), all.lowerBound(`${prefix}/`)]
   }
 
-  /** How many entries under `tokens` were written after `at`, and the earliest of them: what a needs module waits on (tally.ts). */
+  /**
+   * How many entries under `tokens` were written after `at`, and the earliest of them: what a needs
+   * module waits on (tally.ts). A node's rows read each of its modules so, with no object an entry.
+   */
   private waitingAfter (tokens: readonly string[], at: Instant | undefined): { waiting: number, since: Instant | undefined } {
+    const [lo, hi] = this.rangeUnder(tokens)
+    const all = this.allKeys as SortedSlots
+    const { entries } = this
     let waiting = 0
-    let since: Instant | undefined
-    for (const slot of this.slotsUnder(tokens)) {
-      const written = { ms: this.entries.updatedAt(slot), nanos: this.entries.nanosAt(slot) }
-      if (at !== undefined && compareInstants(written, at) <= 0) continue
+    let sinceMs = Infinity
+    let sinceNanos = 0
+    for (let i = lo; i < hi; i++) {
+      const slot = all.slotAt(i)
+      const ms = entries.updatedAt(slot)
+      const nanos = entries.nanosAt(slot)
+      if (at !== undefined && (ms < at.ms || (ms === at.ms && nanos <= at.nanos))) continue
       waiting++
-      if (since === undefined || compareInstants(written, since) < 0) since = written
+      if (ms < sinceMs || (ms === sinceMs && nanos < sinceNanos)) {
+        sinceMs = ms
+        sinceNanos = nanos
+      }
     }
-    return { waiting, since }
+    return { waiting, since: waiting === 0 ? undefined : { ms: sinceMs, nanos: sinceNanos } }
   }
 
   /**
