@@ -153,7 +153,10 @@ interface Head { what: What, contents: Contents, stale: boolean }
 
 const documentHead = ({ what, contents, stale }: Head): DocumentHead => ({ what, stale, generation: contents.generation })
 
-/** Where list answers are written: one at a time, each copied out whole by listDocument. */
+/**
+ * Where list answers are written: one at a time, each copied out whole by listDocument. It keeps
+ * the room of the largest list written, at most the answer size bound (the bus's max payload).
+ */
 const listed = new ByteWriter()
 const COMMA = 0x2c
 

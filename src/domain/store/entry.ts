@@ -138,7 +138,7 @@ const MAX_SLABS = 2 ** (32 - SLAB_BITS)
 /** A value longer than this gets a slab of its own, so that it leaves no slab mostly empty. */
 const OWN_SLAB = SLAB / 4
 const EMPTY = Buffer.alloc(0)
-/** Where `jsonAt` writes an entry before it is made text. */
+/** Where `jsonAt` writes an entry before it is made text: it keeps the room of the largest entry read so, at most a value's bound (the bus's max payload) and its key. */
 const scratch = new ByteWriter()
 
 /**
