@@ -20,11 +20,11 @@ export class ByteWriter {
   }
 
   /** Text known to hold no character past U+00FF (an in-shape key, a number, a date): a byte each. */
-  latin1 (text: string, start = 0, end = text.length): void {
-    const buffer = this.room(end - start)
+  latin1 (text: string): void {
+    const buffer = this.room(text.length)
     let at = this.length
     // A loop: most such texts are a few bytes, where a call into the encoder costs more.
-    for (let i = start; i < end; i++) buffer[at++] = text.charCodeAt(i)
+    for (let i = 0; i < text.length; i++) buffer[at++] = text.charCodeAt(i)
     this.length = at
   }
 
@@ -59,11 +59,6 @@ export class ByteWriter {
   /** The bytes written from `start` on, as text. */
   text (start = 0): string {
     return this.buffer.toString('utf8', start, this.length)
-  }
-
-  /** A copy of the bytes written from `start` on: the writer is written over by the next answer. */
-  copy (start = 0): Buffer {
-    return Buffer.from(this.buffer.subarray(start, this.length))
   }
 
   /** The bytes written from `start` on, not copied: valid until the next write. */

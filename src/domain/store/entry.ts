@@ -65,7 +65,12 @@ function isoOf (ms: number): string {
 
 /** The start of an entry's JSON, up to its value: the key and its fields in the order of the bucket's shape. */
 export function entryHead (what: What, key: string, fields: readonly string[]): string {
-  let out = `{"key":"${key}"`
+  return `{"key":"${key}"${fieldsJson(what, fields)}`
+}
+
+/** A key's fields as an entry's JSON writes them after its key: `,"<field>":<value>` each, in the order of the bucket's shape. */
+function fieldsJson (what: What, fields: readonly string[]): string {
+  let out = ''
   const described = ENTRY_FIELDS[what]
   for (let i = 0; i < described.length; i++) {
     const { head, decoded } = described[i] as { head: string, decoded: boolean }
@@ -383,8 +388,7 @@ export class Entries {
       }
       return
     }
-    const key = this.keys.keyAt(slot)
-    w.utf8(entryHead(this.what, key, fieldsOf(this.what, key)).slice(`{"key":"${key}"`.length))
+    w.utf8(fieldsJson(this.what, fieldsOf(this.what, this.keys.keyAt(slot))))
   }
 
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */
