@@ -70,7 +70,8 @@ async function stoppedWhole (demo: Demo, store: string): Promise<void> {
   const [code] = await exitOf(demo)
   await expect.poll(() => demo.tree.filter((pid) => commandOf(pid) !== undefined).map(commandOf), { timeout: 15_000 }).toEqual([])
   expect(existsSync(store), store).toBe(false)
-  expect(demo.out()).toContain(`stopped: the service, its NATS and ${store} are gone\n`)
+  // npm's exit may come before the pipes have given up the demo's last line.
+  await expect.poll(demo.out).toContain(`stopped: the service, its NATS and ${store} are gone\n`)
   expect(code).toBe(0)
 }
 

@@ -60,6 +60,12 @@ async function alerts (prometheus: string, name: string): Promise<Alert[]> {
   return body.data.alerts.filter((a) => a.labels['alertname'] === name)
 }
 
+/** Each scraped instance's last `mesh_provisioner_ready`, as Prometheus holds it. */
+async function ready (prometheus: string): Promise<string[]> {
+  const body = await (await fetch(`${prometheus}/api/v1/query?query=mesh_provisioner_ready`)).json() as { data: { result: Array<{ value: [number, string] }> } }
+  return body.data.result.map((r) => r.value[1])
+}
+
 const wait = { timeout: 20_000, interval: 250 }
 
 describe.skipIf(!prometheusPresent)('a real Prometheus with the shipped rules', () => {
@@ -76,9 +82,12 @@ describe.skipIf(!prometheusPresent)('a real Prometheus with the shipped rules', 
     await vi.waitFor(async () => {
       expect((await alerts(prometheus, 'MeshProvisionerBucketMissing')).map((a) => [a.labels['bucket'], a.state])).toEqual([[BUCKETS.needs, 'firing']])
     }, wait)
+    // A missing bucket does not make the instance not ready. Read from the gauge, not from the
+    // NotReady alert: on a busy machine a scrape can outlast its 1 s interval, and `up == 0` then
+    // sets that alert pending for a moment.
+    expect(await ready(prometheus)).toEqual(['1'])
     await js.views.kv(BUCKETS.needs, { history: 1 })
     await vi.waitFor(async () => { expect(await alerts(prometheus, 'MeshProvisionerBucketMissing')).toEqual([]) }, wait)
-    expect(await alerts(prometheus, 'MeshProvisionerNotReady')).toEqual([])
 
     await killAndRestart(server, {
       reconnecting: [running.nc],
