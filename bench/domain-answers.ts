@@ -31,17 +31,17 @@ contents.buildIndexes()
 const view = { stale: false, read: () => contents, listen: () => () => {}, status: () => ({ state: 'live' as const }) }
 const views: AnsweredViews = { byWhat: Object.fromEntries(WHATS.map((w) => [w, view])) as unknown as AnsweredViews['byWhat'] }
 const provisioning = createProvisioning(views)
-const questions: Array<{ node: string, module: string }> = []
-for (let n = 0; n < nodes; n++) for (const module of MODULES) questions.push({ node: nodeName(n), module })
+const requests: Array<{ node: string, module: string }> = []
+for (let n = 0; n < nodes; n++) for (const module of MODULES) requests.push({ node: nodeName(n), module })
 let bytes = 0
 const ask = (q: { node: string, module: string }): void => {
   bytes += provisioning.ask({ what: 'needs', filter: { node: [q.node], module: [q.module] } }, { maxBytes: 1024 * 1024 }).bytes.length
 }
-for (const q of questions) ask(q)
+for (const q of requests) ask(q)
 const t = performance.now()
 const cpu = process.cpuUsage()
 const passes = 5
-for (let p = 0; p < passes; p++) for (const q of questions) ask(q)
+for (let p = 0; p < passes; p++) for (const q of requests) ask(q)
 const used = process.cpuUsage(cpu)
-const n = passes * questions.length
-console.log(`${revision} entries, ${questions.length} requests × ${passes}: ${((performance.now() - t) * 1000 / n).toFixed(1)} µs wall, ${((used.user + used.system) / n).toFixed(1)} µs CPU an answer (${(bytes / (n + questions.length)).toFixed(0)} B)`)
+const n = passes * requests.length
+console.log(`${revision} entries, ${requests.length} requests × ${passes}: ${((performance.now() - t) * 1000 / n).toFixed(1)} µs wall, ${((used.user + used.system) / n).toFixed(1)} µs CPU an answer (${(bytes / (n + requests.length)).toFixed(0)} B)`)

@@ -68,9 +68,9 @@ async function tenChanges (nc: NatsConnection): Promise<string[]> {
   const { cursor } = await ask({ what: 'needs', node: REQUEST.node })
   const kv: KV = await nc.jetstream().views.kv(BUCKETS.needs, { bindOnly: true })
   for (let i = 0; i < 10; i++) await kv.put(keyOf('needs', { node: REQUEST.node, module: MODULES[1] as string, kind: 'dir', name: `dir-${i}` }), JSON.stringify({ path: `/srv/${i}`, at: Date.now() }))
-  const question = { what: 'needs', node: REQUEST.node, since: cursor }
-  while ((await ask(question)).total < 10);
-  return Array.from({ length: 2048 }, (_, i) => JSON.stringify({ ...question, limit: 11 + i }))
+  const request = { what: 'needs', node: REQUEST.node, since: cursor }
+  while ((await ask(request)).total < 10);
+  return Array.from({ length: 2048 }, (_, i) => JSON.stringify({ ...request, limit: 11 + i }))
 }
 
 const cpuRow = (face: string, cpu: CpuRounds, floor: string): Row =>
@@ -91,7 +91,7 @@ async function throughputRows (b: Bench): Promise<Row[]> {
     log('bus throughput')
     const cpu: CpuRounds = { service: [], floor: [] }
     const [service, bare] = await alternate(() => busRate(b.small, SUBJECT, b.payload, b.svcSmall.child, cpu.service), () => busRate(b.small, FLOOR_SUBJECT, b.payload, b.floor, cpu.floor), noisyRounds, true)
-    rows.push({ what: `bus: the same question, req/s, ${IN_FLIGHT} in flight; floor: a bare micro endpoint answering the same stored bytes`, service, floor: bare, unit: 'req/s', goal: { higher: 0.9 } })
+    rows.push({ what: `bus: the same request, req/s, ${IN_FLIGHT} in flight; floor: a bare micro endpoint answering the same stored bytes`, service, floor: bare, unit: 'req/s', goal: { higher: 0.9 } })
     rows.push(cpuRow('bus', cpu, 'the bare micro endpoint'))
   }
   return rows
@@ -104,7 +104,7 @@ async function distinctRow (b: Bench, svcLarge: { child: Child, ready: { url: st
   b.floor.send({ type: 'paths', origin: svcLarge.ready.url, paths })
   await b.floor.next('paths')
   const [service, bare] = await alternate(() => httpLoadPaths(svcLarge.ready.url, paths, svcLarge.child), () => httpLoadPaths(b.floorUrl, paths, b.floor), rounds, true)
-  return { what: `HTTP, distinct questions: every node-and-module question of the ${largeKeys}-key mesh in turn (${paths.length}), req/s, ${IN_FLIGHT} connections; floor: bare fastify answering the same stored bodies`, service, floor: bare, unit: 'req/s', goal: { higher: 0.7 } }
+  return { what: `HTTP, distinct questions: every node-and-module request of the ${largeKeys}-key mesh in turn (${paths.length}), req/s, ${IN_FLIGHT} connections; floor: bare fastify answering the same stored bodies`, service, floor: bare, unit: 'req/s', goal: { higher: 0.7 } }
 }
 
 /** One need over HTTP one at a time, against the NATS direct get of it. */
@@ -201,7 +201,7 @@ async function hugeRows (b: Bench, loaded: Loaded, empty: number): Promise<Row[]
         { what: `cold start to ready at ${needs} needs keys (ms); floor: a raw ordered consumer of the four buckets (its API timeout raised)`, service: median(colds), floor: median(floors), unit: 'ms', goal: { lower: 1.3 } },
         { what: `bytes held per entry at ${needs} needs keys; floor: the same at ${largeKeys} keys`, service: perEntry, floor: perEntryLarge, unit: 'B', goal: { lower: 1.0 } },
         { what: `bytes held per entry at ${needs} needs keys; floor: mean raw bytes of key and value`, service: perEntry, floor: (raw.keyBytes + raw.valueBytes) / raw.entries, unit: 'B', goal: { lower: 2 } },
-        { what: `distinct questions at ${at} keys: every node-and-module question over the bus in turn, uncached; floor: the same at ${smallKeys.toLocaleString('en-US')} keys (ratio: time per answer)`, service: atHuge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true },
+        { what: `distinct questions at ${at} keys: every node-and-module request over the bus in turn, uncached; floor: the same at ${smallKeys.toLocaleString('en-US')} keys (ratio: time per answer)`, service: atHuge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true },
         overview
       ]
     } finally {
@@ -220,7 +220,7 @@ async function largeRows (b: Bench, svcLarge: { child: Child, ready: { url: stri
   if (measures('scale')) {
     log('distinct questions at both sizes')
     const [atLarge, atSmall] = await alternate(() => busRate(b.large, SUBJECT, distinctRequests(largeKeys)), () => busRate(b.small, SUBJECT, distinctRequests(smallKeys)))
-    rows.push({ what: `distinct questions at ${largeKeys.toLocaleString('en-US')} keys: every node-and-module question over the bus in turn, uncached; floor: the same at ${smallKeys.toLocaleString('en-US')} keys (ratio: time per answer)`, service: atLarge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
+    rows.push({ what: `distinct questions at ${largeKeys.toLocaleString('en-US')} keys: every node-and-module request over the bus in turn, uncached; floor: the same at ${smallKeys.toLocaleString('en-US')} keys (ratio: time per answer)`, service: atLarge, floor: atSmall, unit: 'req/s', goal: { lower: 1.5 }, inverse: true })
   }
   if (measures('since')) {
     log('since: ten changes at both sizes')
@@ -276,7 +276,7 @@ async function setUp (cleanup: Array<() => Promise<void>>): Promise<Bench> {
   const payload = JSON.stringify(REQUEST)
   const answer = new TextDecoder().decode((await ncSmall.request(SUBJECT, new TextEncoder().encode(payload))).data)
   const entries = (JSON.parse(answer) as { entries: unknown[] }).entries.length
-  if (entries !== NEEDS_PER_MODULE) throw new Error(`the question answered ${entries} entries, not ${NEEDS_PER_MODULE}: ${answer.slice(0, 300)}`)
+  if (entries !== NEEDS_PER_MODULE) throw new Error(`the request answered ${entries} entries, not ${NEEDS_PER_MODULE}: ${answer.slice(0, 300)}`)
   const needsPath = `/v1/needs?node=${REQUEST.node}&module=${REQUEST.module}`
   const gateway = await httpBody(`${svcSmall.ready.url}${needsPath}`)
   if (gateway.status !== 200 || gateway.body !== answer) throw new Error(`GET ${needsPath} answers ${gateway.status}, other bytes than the verb: ${gateway.body.slice(0, 300)}`)

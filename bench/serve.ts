@@ -261,8 +261,8 @@ async function probe (): Promise<void> {
     if (msg.type === 'enough') told.enough = true
     if (msg.type !== 'probe') return
     told.enough = false
-    const question = new TextEncoder().encode(JSON.stringify({ what: 'needs', node: msg.node }))
-    const revisionOf = async (): Promise<number> => revisionIn((await nc.request(msg.subject, question, { timeout: 10_000 })).data)
+    const request = new TextEncoder().encode(JSON.stringify({ what: 'needs', node: msg.node }))
+    const revisionOf = async (): Promise<number> => revisionIn((await nc.request(msg.subject, request, { timeout: 10_000 })).data)
     const visible: number[] = []
     const acked: number[] = []
     for (let i = 0; i === 0 || !told.enough; i++) {

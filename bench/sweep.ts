@@ -20,8 +20,8 @@ const utf8 = new TextEncoder()
 const PROBE = { node: 'probe-node', module: 'gitea', kind: 'port', name: 'probe' }
 
 /** The revision `subject` answers to `request`. */
-async function revisionOf (nc: NatsConnection, question: object, subject = SUBJECT): Promise<number> {
-  const m = await nc.request(subject, utf8.encode(JSON.stringify(question)), { timeout: 10_000 })
+async function revisionOf (nc: NatsConnection, request: object, subject = SUBJECT): Promise<number> {
+  const m = await nc.request(subject, utf8.encode(JSON.stringify(request)), { timeout: 10_000 })
   return revisionIn(m.data)
 }
 

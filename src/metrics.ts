@@ -71,13 +71,13 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
 function requestMetrics (registry: Registry): Pick<Metrics, 'observe'> {
   const requests = new Counter({
     name: 'mesh_provisioner_requests_total',
-    help: 'Requests answered, by face (bus, http), route or question, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.',
+    help: 'Requests answered, by face (bus, http), route or what was asked, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.',
     labelNames: ['face', 'route', 'outcome'] as const,
     registers: [registry]
   })
   const latency = new Histogram({
     name: 'mesh_provisioner_request_duration_seconds',
-    help: 'Time to answer a request, by face and route or question: until the answer is handed to the transport.',
+    help: 'Time to answer a request, by face and route or what was asked: until the answer is handed to the transport.',
     labelNames: ['face', 'route'] as const,
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry]

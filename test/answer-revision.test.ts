@@ -110,7 +110,7 @@ describe('facets of a scoped token count its nodes alone', () => {
   })
 })
 
-describe('a scoped token answers as the same question naming its nodes', () => {
+describe('a scoped token answers as the same request naming its nodes', () => {
   type Bucket = Exclude<What, 'registry'>
   interface Write { node: string, module: string, name: string, del: boolean }
   const keyOf: Record<Bucket, (w: Write) => string> = {

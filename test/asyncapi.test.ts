@@ -50,7 +50,7 @@ describe('the AsyncAPI document', () => {
     expect(doc.version()).toBe('3.1.0')
   })
 
-  test('describes every question of the schemas on the verb, discovery, and every stream\'s event types', () => {
+  test('describes every request of the schemas on the verb, discovery, and every stream\'s event types', () => {
     const ops = doc.operations()
     for (const what of Object.keys(Answers)) {
       const op = ops.get(`answer${what[0]?.toUpperCase()}${what.slice(1)}`)

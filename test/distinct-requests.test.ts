@@ -28,11 +28,11 @@ async function heapAfterCollection (): Promise<number> {
   return process.memoryUsage().heapUsed
 }
 
-const QUESTIONS = 12_000
+const REQUESTS = 12_000
 /** The most a full collection may leave of them: the caches full (~2 MB measured) and room for noise. */
 const BOUND = 8 * 2 ** 20
 
-test(`${QUESTIONS} distinct questions no key answers, asked once each on both faces, leave under ${BOUND / 2 ** 20} MB behind`, async () => {
+test(`${REQUESTS} distinct requests no key answers, asked once each on both faces, leave under ${BOUND / 2 ** 20} MB behind`, async () => {
   const { nc, running } = await startSeeded(fx)
   const agent = new Agent({ connections: 8 })
   fx.defer(async () => { await agent.close() })
@@ -48,7 +48,7 @@ test(`${QUESTIONS} distinct questions no key answers, asked once each on both fa
   for (let i = -1200; i < 0; i += 50) await Promise.all(Array.from({ length: 50 }, async (_, j) => await ask(i + j)))
   const before = await heapAfterCollection()
   const codes = new Set<number>()
-  for (let i = 0; i < QUESTIONS; i += 50) {
+  for (let i = 0; i < REQUESTS; i += 50) {
     for (const code of await Promise.all(Array.from({ length: 50 }, async (_, j) => await ask(i + j)))) codes.add(code)
   }
   expect([...codes]).toEqual([200])

@@ -82,15 +82,15 @@ function mismatches (go: Record<string, GoField>, stands: Schema[], strict: bool
 describe('the Go module\'s structs', () => {
   test.skipIf(!present)('match the AsyncAPI document\'s schemas of what they send and decode', async () => {
     const go = JSON.parse((await run(binary, ['-describe'])).stdout) as GoTypes
-    const questions = ['Registry', 'Needs', 'Applied', 'Collect']
-    const answers = questions.map((q) => named(`${q}Answer`))
+    const whats = ['Registry', 'Needs', 'Applied', 'Collect']
+    const answers = whats.map((w) => named(`${w}Answer`))
     const entries = answers.map((a) => itemsOf(property(a, 'entries')))
     const deleted = answers.map((a) => itemsOf(property(a, 'deleted')))
     const info = named('InfoAnswer')
     const stats = named('StatsAnswer')
     const t = (name: string): Record<string, GoField> => go[name] ?? {}
     expect([
-      ...mismatches(t('Request'), questions.map((q) => named(`${q}Request`)), false, 'Request'),
+      ...mismatches(t('Request'), whats.map((w) => named(`${w}Request`)), false, 'Request'),
       ...mismatches(t('Answer'), answers, true, 'Answer'),
       ...mismatches(t('Entry'), [...entries, ...deleted], true, 'Entry'),
       ...mismatches(t('OutOfShape'), [named('OutOfShape')], true, 'OutOfShape'),

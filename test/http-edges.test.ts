@@ -39,8 +39,8 @@ async function raw (text: string): Promise<{ head: string, body: string }> {
 }
 
 /** The verb's reply to the same request, as text, with its error code header when refused. */
-async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
-  const msg = await requestVerb(nc, JSON.stringify(question))
+async function verb (payload: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
+  const msg = await requestVerb(nc, JSON.stringify(payload))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') || undefined }
 }
 
@@ -67,8 +67,8 @@ describe('one-entry routes', () => {
     ['/v1/applied/ace/gitea', { what: 'applied', node: 'ace', module: 'gitea' }],
     ['/v1/collect/ace/shell%3Azsh%3Anormal/gitea', { what: 'collect', node: 'ace', collection: 'shell:zsh:normal', contributor: 'gitea' }],
     ['/v1/collect/g14/contribution%3Aroute%3Dproxy/gitea', { what: 'collect', node: 'g14', collection: 'contribution:route=proxy', contributor: 'gitea' }]
-  ])('GET %s answers the entry the list holds', async (path, question) => {
-    const [got, bus] = await Promise.all([http(path), verb(question)])
+  ])('GET %s answers the entry the list holds', async (path, payload) => {
+    const [got, bus] = await Promise.all([http(path), verb(payload)])
     const list = JSON.parse(bus.body) as { entries: unknown[] }
     expect(list.entries).toHaveLength(1)
     expect([got.status, got.headers['content-type'], got.body]).toEqual([200, JSON_TYPE, JSON.stringify(list.entries[0])])
@@ -95,8 +95,8 @@ describe('one-entry routes', () => {
     [`/v1/registry/${'k'.repeat(257)}`, { what: 'registry', kind: 'k'.repeat(257) }],
     [`/v1/needs/${'n'.repeat(257)}/gitea/secret/x`, { what: 'needs', node: 'n'.repeat(257) }],
     [`/v1/needs?node=${'n'.repeat(257)}`, { what: 'needs', node: 'n'.repeat(257) }]
-  ])('GET %s: a segment no key token could hold is 400 naming it, in the verb\'s words', async (path, question) => {
-    const [got, bus] = await Promise.all([http(path), verb(question)])
+  ])('GET %s: a segment no key token could hold is 400 naming it, in the verb\'s words', async (path, payload) => {
+    const [got, bus] = await Promise.all([http(path), verb(payload)])
     expect(bus.code).toBe('400')
     expect([got.status, got.headers['content-type'], got.body]).toEqual([400, JSON_TYPE, bus.body])
     expect(JSON.parse(got.body)).toMatchObject({ error: { field: expect.any(String) } })

@@ -15,7 +15,7 @@ import { askVerb } from './support/verb.js'
 
 interface Answer { entries: Array<{ key: string }>, deleted: unknown[], cursor: string, revision: number }
 
-test('a held since question answers with the change that lands, and a write on another node does not release it', async () => {
+test('a held since request answers with the change that lands, and a write on another node does not release it', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
   const kv = await nc.jetstream().views.kv(BUCKETS.needs)
@@ -35,7 +35,7 @@ test('a held since question answers with the change that lands, and a write on a
   expect(answer.revision).toBe(mine)
 }, 20_000)
 
-test('a held question of several nodes answers with a change on any of them, and not with one on another node', async () => {
+test('a held request of several nodes answers with a change on any of them, and not with one on another node', async () => {
   const fx = fixture()
   const { nc, running } = await startSeeded(fx)
   const kv = await nc.jetstream().views.kv(BUCKETS.applied)

@@ -26,8 +26,8 @@ let running: Running
 const get = async (path: string, headers?: Record<string, string>) => await http(running.url, path, headers === undefined ? {} : { headers })
 
 /** The verb's reply to the same request, as text, with its error code header when refused. */
-async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
-  const msg = await requestVerb(nc, JSON.stringify(question))
+async function verb (payload: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
+  const msg = await requestVerb(nc, JSON.stringify(payload))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') || undefined }
 }
 
@@ -78,14 +78,14 @@ describe('every route and filter answers what the verb answers', () => {
     ['/v1/registry?kind=secret&kind=bound', { what: 'registry', kind: ['bound', 'secret'] }]
   ]
 
-  test.each(cases)('GET %s', async (path, question) => {
-    const [got, bus] = await Promise.all([get(path), verb(question)])
+  test.each(cases)('GET %s', async (path, payload) => {
+    const [got, bus] = await Promise.all([get(path), verb(payload)])
     expect(bus.code).toBeUndefined()
     expect(got.status).toBe(200)
     expect(got.headers['content-type']).toBe(JSON_TYPE)
     expect(got.body).toBe(bus.body)
     const answer = JSON.parse(got.body) as { what: string, total: number, entries: unknown[] }
-    expect(answer.what).toBe(question['what'])
+    expect(answer.what).toBe(payload['what'])
     expect(answer.entries.length).toBeGreaterThan(0)
   })
 
@@ -131,8 +131,8 @@ describe('refusals: status and body', () => {
     ['/v1/registry?node=ace', { what: 'registry', node: 'ace' }],
     ['/v1/collect?module=gitea&contributor=mail', { what: 'collect', module: 'gitea', contributor: 'mail' }],
     ['/v1/registry/a%20b', { what: 'registry', kind: 'a b' }]
-  ])('GET %s is refused 400 with the words of the verb', async (path, question) => {
-    const [got, bus] = await Promise.all([get(path), verb(question)])
+  ])('GET %s is refused 400 with the words of the verb', async (path, payload) => {
+    const [got, bus] = await Promise.all([get(path), verb(payload)])
     expect(bus.code).toBe('400')
     expect(got.status).toBe(400)
     expect(got.headers['content-type']).toBe(JSON_TYPE)
@@ -149,7 +149,7 @@ describe('refusals: status and body', () => {
     ['/v1/applied?__proto__=x', refused('BAD_REQUEST', '"__proto__" is not a parameter of GET /v1/applied; it takes node, module, after, limit, since, wait', '__proto__')],
     ['/v1/registry?toString=x', refused('BAD_REQUEST', '"toString" is not a parameter of GET /v1/registry; it takes kind, after, limit, since, wait', 'toString')],
     ['/v1/needs?node=a&node=', refused('BAD_REQUEST', 'node: ["a",""] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1"), or a list of such values (at most 100 distinct)', 'node')],
-    [`/v1/needs?${Array.from({ length: 101 }, (_, i) => `node=n${i}`).join('&')}`, refused('BAD_REQUEST', 'node: 101 distinct values, more than one question takes; it takes at most 100: ask in several questions', 'node')]
+    [`/v1/needs?${Array.from({ length: 101 }, (_, i) => `node=n${i}`).join('&')}`, refused('BAD_REQUEST', 'node: 101 distinct values, more than one request takes; it takes at most 100: ask in several requests', 'node')]
   ])('GET %s is refused 400 naming the parameter', async (path, body) => {
     const got = await get(path)
     expect([got.status, got.headers['content-type'], got.body]).toEqual([400, JSON_TYPE, body])

@@ -39,7 +39,7 @@ describe('a cursor this service never gave', () => {
 test.each(['/v1/nodes', '/v1/modules', '/v1/needs/facets?by=node', '/v1/registry/secret'])('wait on %s, which takes no since, names If-None-Match alone', async (path) => {
   expect(await refusal(`${path}${path.includes('?') ? '&' : '?'}wait=5s`)).toEqual({
     status: 400,
-    error: { code: 'BAD_REQUEST', field: 'wait', message: 'wait holds this question until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)' }
+    error: { code: 'BAD_REQUEST', field: 'wait', message: 'wait holds this request until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)' }
   })
 })
 

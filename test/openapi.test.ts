@@ -92,7 +92,7 @@ describe('the OpenAPI document', () => {
     ])
   })
 
-  test('takes on each list route exactly the fields that narrow its question, then after and limit', () => {
+  test('takes on each list route exactly the fields that narrow its request, then after and limit', () => {
     const names = (path: string) => doc.paths[path]?.['get']?.parameters?.map((p) => `${p.in}:${p.name}`)
     expect(names('/v1/registry')).toEqual(['query:kind', 'query:after', 'query:limit', 'query:since', 'query:wait'])
     expect(names('/v1/needs')).toEqual(['query:node', 'query:module', 'query:kind', 'query:name', 'query:after', 'query:limit', 'query:since', 'query:wait'])

@@ -28,9 +28,9 @@ test('without collect, /v1/nodes says stale, then 503 naming it, while /v1/modul
     return { status: res.statusCode, etag: res.headers['etag'] as string | undefined, body: await res.body.text() }
   }
   /** The gateway's answer to `path` and the verb's to `request`: the same status and document. */
-  const both = async (path: string, question: Record<string, unknown>): Promise<{ status: number, doc: any, etag: string | undefined }> => {
-    const [http, bus] = await Promise.all([get(path), askVerb(nc, question)])
-    expect([bus.code, bus.body], `the verb answers ${JSON.stringify(question)} as GET ${path}`).toEqual([http.status, JSON.parse(http.body)])
+  const both = async (path: string, payload: Record<string, unknown>): Promise<{ status: number, doc: any, etag: string | undefined }> => {
+    const [http, bus] = await Promise.all([get(path), askVerb(nc, payload)])
+    expect([bus.code, bus.body], `the verb answers ${JSON.stringify(payload)} as GET ${path}`).toEqual([http.status, JSON.parse(http.body)])
     return { status: http.status, doc: JSON.parse(http.body), etag: http.etag }
   }
 

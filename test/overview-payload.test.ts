@@ -19,10 +19,10 @@ beforeAll(async () => {
 })
 
 test('cuts /v1/modules where the verb cuts, and pages on from next to the end', async () => {
-  const ask = async (question: Record<string, unknown>, path: string): Promise<{ total: number, modules: unknown[], next?: string, cut?: { reason: string, omitted: number } }> => {
+  const ask = async (payload: Record<string, unknown>, path: string): Promise<{ total: number, modules: unknown[], next?: string, cut?: { reason: string, omitted: number } }> => {
     const res = await request(`${seeded.running.url}${path}`)
     const body = await res.body.text()
-    const bus = new TextDecoder().decode((await requestVerb(seeded.nc, JSON.stringify(question))).data)
+    const bus = new TextDecoder().decode((await requestVerb(seeded.nc, JSON.stringify(payload))).data)
     expect(res.statusCode).toBe(200)
     expect(body).toBe(bus)
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(8192)

@@ -25,8 +25,8 @@ async function get (path: string, headers: Record<string, string> = {}): Promise
   return { status: res.statusCode, etag: res.headers['etag'] as string | undefined, body: await res.body.text() }
 }
 
-async function verb (question: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
-  const msg = await requestVerb(nc, JSON.stringify(question))
+async function verb (payload: Record<string, unknown>): Promise<{ body: string, code: string | undefined }> {
+  const msg = await requestVerb(nc, JSON.stringify(payload))
   return { body: new TextDecoder().decode(msg.data), code: msg.headers?.get('Nats-Service-Error-Code') ?? undefined }
 }
 
@@ -47,8 +47,8 @@ async function holding (path: string, etag: string): Promise<{ answer: Promise<G
 }
 
 /** Both faces' answer to the same request, which must be the same bytes. */
-async function both (path: string, question: Record<string, unknown>): Promise<unknown> {
-  const [http, bus] = await Promise.all([get(path), verb(question)])
+async function both (path: string, payload: Record<string, unknown>): Promise<unknown> {
+  const [http, bus] = await Promise.all([get(path), verb(payload)])
   expect(http.status, http.body).toBe(200)
   expect(bus.code, bus.body).toBeUndefined()
   expect(http.body).toBe(bus.body)

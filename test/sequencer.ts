@@ -32,7 +32,7 @@ export const LONGEST = [
   'test/browser-auth.test.ts', // ~10 s, as browser: Chromium and the Swagger page
   'test/browser.test.ts',
   'test/prometheus.test.ts', // ~13 s: Prometheus scraping the service
-  'test/distinct-questions.test.ts',
+  'test/distinct-requests.test.ts',
   'test/page-browser.test.ts',
   'test/events-faults.test.ts',
   'test/answer-revision.test.ts'

@@ -150,10 +150,10 @@ export interface components {
                 data?: JsonValue;
             }[];
         };
-        /** @description A question about registry. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (RegistryFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A request for registry. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (RegistryFacets) instead of the entries; `by` does not combine with `since`. */
         RegistryRequest: {
             /**
-             * @description The question: `registry` (the default: an empty payload asks it).
+             * @description What is asked: `registry` (the default: an empty payload asks it).
              * @constant
              */
             what?: "registry";
@@ -184,7 +184,7 @@ export interface components {
         /** @description The registry answer. */
         RegistryAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @constant
              */
             what: "registry";
@@ -299,10 +299,10 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about needs. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (NeedsFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A request for needs. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (NeedsFacets) instead of the entries; `by` does not combine with `since`. */
         NeedsRequest: {
             /**
-             * @description The question: `needs`.
+             * @description What is asked: `needs`.
              * @constant
              */
             what: "needs";
@@ -338,7 +338,7 @@ export interface components {
         /** @description The needs answer. */
         NeedsAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @constant
              */
             what: "needs";
@@ -462,10 +462,10 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about applied. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (AppliedFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A request for applied. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (AppliedFacets) instead of the entries; `by` does not combine with `since`. */
         AppliedRequest: {
             /**
-             * @description The question: `applied`.
+             * @description What is asked: `applied`.
              * @constant
              */
             what: "applied";
@@ -497,7 +497,7 @@ export interface components {
         /** @description The applied answer. */
         AppliedAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @constant
              */
             what: "applied";
@@ -613,10 +613,10 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about collect. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (CollectFacets) instead of the entries; `by` does not combine with `since`. */
+        /** @description A request for collect. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. With `by` the answer is the facets (CollectFacets) instead of the entries; `by` does not combine with `since`. */
         CollectRequest: {
             /**
-             * @description The question: `collect`.
+             * @description What is asked: `collect`.
              * @constant
              */
             what: "collect";
@@ -652,7 +652,7 @@ export interface components {
         /** @description The collect answer. */
         CollectAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @constant
              */
             what: "collect";
@@ -772,10 +772,10 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about nodes. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. */
+        /** @description A request for nodes. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. */
         NodesRequest: {
             /**
-             * @description The question: `nodes`.
+             * @description What is asked: `nodes`.
              * @constant
              */
             what: "nodes";
@@ -795,7 +795,7 @@ export interface components {
         /** @description A row per node that a key of needs, applied or collect names. */
         NodesAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @constant
              */
             what: "nodes";
@@ -845,10 +845,10 @@ export interface components {
                 omitted: number;
             };
         };
-        /** @description A question about modules. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. */
+        /** @description A request for modules. A field at its type's zero value (`""`, `null`, `0`, `[]`) counts as not given. */
         ModulesRequest: {
             /**
-             * @description The question: `modules`.
+             * @description What is asked: `modules`.
              * @constant
              */
             what: "modules";
@@ -872,7 +872,7 @@ export interface components {
         /** @description A row per module on a node that has a need or an applied entry. */
         ModulesAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @constant
              */
             what: "modules";

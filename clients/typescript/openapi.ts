@@ -433,7 +433,7 @@ export interface paths {
         };
         /**
          * Follow the nodes rows live: Server-Sent Events.
-         * @description The rows of `GET /v1/nodes` that the filter keeps, live, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view's state changes. Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers questions, not streams.
+         * @description The rows of `GET /v1/nodes` that the filter keeps, live, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view's state changes. Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers requests, not streams.
          */
         get: operations["followNodes"];
         put?: never;
@@ -453,7 +453,7 @@ export interface paths {
         };
         /**
          * Follow the modules rows live: Server-Sent Events.
-         * @description The rows of `GET /v1/modules` that the filter keeps, live, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view's state changes. Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers questions, not streams.
+         * @description The rows of `GET /v1/modules` that the filter keeps, live, as Server-Sent Events (`EventSource` in a browser, `curl -N`). First `retry:`, then one `put` per row, then `synced`; afterwards a `put` when a row the filter keeps appears or changes and a `delete` when one leaves the filter, latest per row (a row changed several times before the stream writes it is sent once), and `stale`/`live` when a view's state changes. Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers requests, not streams.
          */
         get: operations["followModules"];
         put?: never;
@@ -531,7 +531,7 @@ export interface components {
         /** @description The registry answer. */
         RegistryAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @enum {string}
              */
             what: "registry";
@@ -603,7 +603,7 @@ export interface components {
         /** @description The needs answer. */
         NeedsAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @enum {string}
              */
             what: "needs";
@@ -687,7 +687,7 @@ export interface components {
         /** @description The applied answer. */
         AppliedAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @enum {string}
              */
             what: "applied";
@@ -763,7 +763,7 @@ export interface components {
         /** @description The collect answer. */
         CollectAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @enum {string}
              */
             what: "collect";
@@ -1118,7 +1118,7 @@ export interface components {
         /** @description A row per node that a key of needs, applied or collect names. */
         NodesAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @enum {string}
              */
             what: "nodes";
@@ -1171,7 +1171,7 @@ export interface components {
         /** @description A row per module on a node that has a need or an applied entry. */
         ModulesAnswer: {
             /**
-             * @description The question answered.
+             * @description What was asked.
              * @enum {string}
              */
             what: "modules";
@@ -1315,7 +1315,7 @@ export interface components {
             };
             /** @description `starting`: not served until every view is live or its bucket known absent; `serving`: the verb and discovery answer; `down`: its subscription ended under the service, which is serving it again. */
             verb: "starting" | "serving" | "down";
-            /** @description Each view, by question. */
+            /** @description Each view, by bucket. */
             buckets: {
                 /** @description One bucket's view. */
                 registry: {

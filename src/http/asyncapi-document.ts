@@ -31,14 +31,14 @@ const isBucket = (what: string): what is What => Object.hasOwn(BUCKETS, what)
 
 /** The verb's request of one `what` and the fields that `what` takes (a bucket's list also takes `by`, for its facets). */
 function requestOf (what: string, fields: readonly RequestField[]): TSchema {
-  const literal = Type.Literal(what, { description: what === 'registry' ? 'The question: `registry` (the default: an empty payload asks it).' : `The question: \`${what}\`.` })
+  const literal = Type.Literal(what, { description: what === 'registry' ? 'What is asked: `registry` (the default: an empty payload asks it).' : `What is asked: \`${what}\`.` })
   const properties: Record<string, TSchema> = { what: what === 'registry' ? Type.Optional(literal) : literal }
   // The verb's own field schemas (ProvisioningRequest is made of them): the document takes what its check takes.
   for (const field of fields) properties[field] = Type.Optional(RequestFields[field])
   // `by` narrowed to the fields this bucket counts (the verb refuses the others, naming these).
   if (isBucket(what)) properties['by'] = Type.Optional(literals(what === 'collect' ? [...FACET_BY[what], 'module'] : FACET_BY[what], { description: BY_DESCRIPTION, examples: [FACET_BY[what][0]] }))
   const facets = isBucket(what) ? ` With \`by\` the answer is the facets (${capital(what)}Facets) instead of the entries; \`by\` does not combine with \`since\`.` : ''
-  return Type.Object(properties, { additionalProperties: false, description: `A question about ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`, \`[]\`) counts as not given.${facets}` })
+  return Type.Object(properties, { additionalProperties: false, description: `A request for ${what}. A field at its type's zero value (\`""\`, \`null\`, \`0\`, \`[]\`) counts as not given.${facets}` })
 }
 
 /** The micro error headers every refusal carries, with the codes the verb answers. */
@@ -83,10 +83,10 @@ function streamQuery (what: keyof typeof NARROWED_BY, description: string): Json
 }
 
 /** The verb's messages, one request and one answer for each `what` (and a bucket's facets); returns them by the channel that carries them. */
-function verbMessages ({ schemas, messages }: Parts, questions: ReadonlyArray<keyof typeof Answers>): { asked: Json, answered: Json } {
+function verbMessages ({ schemas, messages }: Parts, whats: ReadonlyArray<keyof typeof Answers>): { asked: Json, answered: Json } {
   const asked: Json = {}
   const answered: Json = {}
-  for (const what of questions) {
+  for (const what of whats) {
     const name = capital(what)
     schemas[`${name}Request`] = plain(requestOf(what, requestFields(what)))
     schemas[`${name}Answer`] = plain(Answers[what])
@@ -114,12 +114,12 @@ function verbMessages ({ schemas, messages }: Parts, questions: ReadonlyArray<ke
 /** The verb: one channel for the requests, one for the replies (the requester's inbox). */
 function addVerb (parts: Parts): void {
   const { channels, operations } = parts
-  const questions = Object.keys(Answers) as Array<keyof typeof Answers>
-  const { asked, answered } = verbMessages(parts, questions)
+  const whats = Object.keys(Answers) as Array<keyof typeof Answers>
+  const { asked, answered } = verbMessages(parts, whats)
   channels['provisioning'] = {
     address: VERB_SUBJECT,
     title: 'The verb',
-    description: `Questions to mesh-provisioner (PROVISIONING_SUBJECT moves the subject). A JSON object naming \`what\` (${questions.map((q) => `\`${q}\``).join(', ')}) and the fields that question takes; an empty payload asks the registry. A field that does not apply, an unknown field or a wrong type is refused naming it.`,
+    description: `Requests to mesh-provisioner (PROVISIONING_SUBJECT moves the subject). A JSON object naming \`what\` (${whats.map((w) => `\`${w}\``).join(', ')}) and the fields that request takes; an empty payload asks the registry. A field that does not apply, an unknown field or a wrong type is refused naming it.`,
     servers: [ref('#/servers/nats')],
     messages: asked
   }
@@ -130,11 +130,11 @@ function addVerb (parts: Parts): void {
     servers: [ref('#/servers/nats')],
     messages: answered
   }
-  for (const what of questions) {
+  for (const what of whats) {
     operations[`answer${capital(what)}`] = {
       action: 'receive',
       title: `Answer ${what}`,
-      summary: `Answers a question about ${what}${isBucket(what) ? ` (bucket \`${BUCKETS[what]}\`)` : ''}; the HTTP gateway answers the same document.`,
+      summary: `Answers a request for ${what}${isBucket(what) ? ` (bucket \`${BUCKETS[what]}\`)` : ''}; the HTTP gateway answers the same document.`,
       channel: ref('#/channels/provisioning'),
       messages: [ref(`#/channels/provisioning/messages/${what}Request`)],
       bindings: { nats: { queue: QUEUE, bindingVersion: '0.1.0' } },

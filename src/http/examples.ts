@@ -78,7 +78,7 @@ export function refusal (ask: () => unknown): unknown {
   } catch (err) {
     return asProvisionerError(err).toBody()
   }
-  throw new Error('the example question was not refused')
+  throw new Error('the example request was not refused')
 }
 
 export const BUCKET_MISSING_EXAMPLE = new ProvisionerError('BUCKET_MISSING', 'bucket mesh-provisioner_needs does not exist; the provisioner clients create it, and the service serves it as soon as it appears').toBody()

@@ -115,7 +115,7 @@ export const Readiness = Type.Object({
     needs: ViewStatus,
     applied: ViewStatus,
     collect: ViewStatus
-  }, { description: 'Each view, by question.' }),
+  }, { description: 'Each view, by bucket.' }),
   registryWriter: Type.Union([RegistryRun, Type.Null()], { description: "The registry writer's last run; null before its first." })
 }, { $id: 'Readiness', description: 'Whether this instance can answer, and why not.' })
 

@@ -10,7 +10,7 @@ describe('readWait', () => {
   })
   test('without since or If-None-Match it is refused, saying to give either', () => {
     expect(() => { needsWhat(false, undefined) }).toThrow(expect.objectContaining({ field: 'wait', message: expect.stringMatching(/give since .* or If-None-Match/) }))
-    expect(() => { needsWhat(false, undefined, false) }).toThrow(expect.objectContaining({ field: 'wait', message: 'wait holds this question until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)' }))
+    expect(() => { needsWhat(false, undefined, false) }).toThrow(expect.objectContaining({ field: 'wait', message: 'wait holds this request until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)' }))
     expect(() => { needsWhat(true, undefined) }).not.toThrow()
     expect(() => { needsWhat(false, '"e"') }).not.toThrow()
   })

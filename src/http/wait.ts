@@ -56,8 +56,8 @@ export interface WaitDeps {
 export function needsWhat (since: boolean, ifNoneMatch: string | undefined, takesSince = true): void {
   if (!since && ifNoneMatch === undefined) {
     throw badRequest('wait', takesSince
-      ? 'wait holds a question until its answer changes: give since (the cursor of an earlier answer), or If-None-Match (the ETag of an earlier answer), with it'
-      : 'wait holds this question until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)')
+      ? 'wait holds a request until its answer changes: give since (the cursor of an earlier answer), or If-None-Match (the ETag of an earlier answer), with it'
+      : 'wait holds this request until its answer changes: give If-None-Match (the ETag of an earlier answer) with it (this route takes no since)')
   }
 }
 

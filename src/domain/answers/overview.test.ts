@@ -44,7 +44,7 @@ describe('answers kept across changes', () => {
     key: what === 'registry' ? kind : odd ? `${node}.odd` : what === 'needs' ? `${node}.${module}.${kind}.${name}` : what === 'applied' ? `${node}.${module}` : `${node}.${module}.${name}`
   }))
   const change = fc.record({ at: key, operation: fc.constantFrom('PUT' as const, 'PUT' as const, 'DEL' as const), ms: fc.integer({ min: 0, max: 5 }), nanos: fc.integer({ min: 0, max: 2 }) })
-  const questions: OverviewRequest[] = [
+  const requests: OverviewRequest[] = [
     { what: 'nodes', filter: {} },
     { what: 'nodes', filter: { node: ['b'] } },
     { what: 'modules', filter: {} },
@@ -59,13 +59,13 @@ describe('answers kept across changes', () => {
       const views = { byWhat: Object.fromEntries(Object.entries(contents).map(([what, c]) => [what, { read: () => c, stale: false }])) } as unknown as AnsweredViews
       const kept = createOverviews(views)
       // A client of each live request: the rows it holds, and the cursor it holds them at.
-      const live = questions.map((q) => ({ q, held: new Map(rowsOf(kept.ask(q).json).map((r) => [rowKey(r), r])), cursor: kept.live.now(q) }))
+      const live = requests.map((q) => ({ q, held: new Map(rowsOf(kept.ask(q).json).map((r) => [rowKey(r), r])), cursor: kept.live.now(q) }))
       let revision = 0
       for (const batch of batches) {
         // Each bucket numbers its own revisions, as a stream does.
         for (const { at, operation, ms, nanos } of batch) contents[at.what].apply({ key: at.key, value, revision: contents[at.what].revision + 1 + (revision++ % 2), operation, created: new Date(Date.UTC(2026, 10, 29) + ms), nanos })
         const fresh = createOverviews(views)
-        for (const q of questions) expect(kept.ask(q).json, JSON.stringify(q)).toBe(fresh.ask(q).json)
+        for (const q of requests) expect(kept.ask(q).json, JSON.stringify(q)).toBe(fresh.ask(q).json)
         for (const node of nodes) expect(attempt(() => kept.node(node).json)).toBe(attempt(() => fresh.node(node).json))
         for (const row of rowsOf(fresh.ask({ what: 'modules', filter: {} }).json)) expect(row, JSON.stringify(row)).toMatchObject(why(contents, row['node'] as string, row['module'] as string))
         for (const client of live) {

@@ -194,7 +194,7 @@ test('out-of-shape keys beyond what fits are counted', () => {
   expect(a.outOfShapeOmitted).toBe(200)
 })
 
-test('a repeated question is answered from the last build until the bucket moves or staleness changes', () => {
+test('a repeated request is answered from the last build until the bucket moves or staleness changes', () => {
   const c = new Contents('applied', CREATED)
   put(c, 'n1.a', '{}')
   c.buildIndexes()
@@ -391,7 +391,7 @@ describe('snapshot pages', () => {
   })
 })
 
-describe('a question asked again', () => {
+describe('a request made again', () => {
   test('answers what ask and tag answer, and moves with the bucket, its staleness and its generation', () => {
     const c = new Contents('needs', CREATED)
     put(c, keyOf('needs', { node: 'n1', module: 'gitea', kind: 'secret', name: 'a' }), '{"v":1}')
@@ -528,8 +528,8 @@ describe('several values per filter field (docs/verb.md)', () => {
   })
 })
 
-describe('what questions keep', () => {
-  test('a question keeps no answer of its own: the answer cache alone holds answers, and lets them go', () => {
+describe('what requests keep', () => {
+  test('a request keeps no answer of its own: the answer cache alone holds answers, and lets them go', () => {
     const c = new Contents('applied', CREATED)
     for (let i = 0; i < 50; i++) put(c, `n${i}.m`, `{"v":"${'x'.repeat(100)}"}`)
     c.buildIndexes()

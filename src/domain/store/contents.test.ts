@@ -89,7 +89,7 @@ describe('indexes', () => {
     expect(oddKeysOf(c)).toEqual(['n1.odd'])
   })
 
-  test('a narrowed question reads the narrowest index, exact when the index is the whole filter', () => {
+  test('a narrowed request reads the narrowest index, exact when the index is the whole filter', () => {
     const { c } = loaded()
     c.buildIndexes()
     expect(candidates(c, [])).toEqual([keysOf(c, c.candidates(new Map()).set), true])
@@ -140,7 +140,7 @@ describe('indexes', () => {
     expect([set.upperBound(''), set.upperBound('n-1.a.b.k'), set.upperBound('n-2')]).toEqual([0, 2, 3])
   })
 
-  test('the cache of ranges keeps only prefixes some key had: distinct questions about absent nodes keep nothing', () => {
+  test('the cache of ranges keeps only prefixes some key had: distinct requests for absent nodes keep nothing', () => {
     const c = new Contents('needs', 'gen-1')
     const put = feeder(c)
     put('n1.a.k.x')

@@ -148,7 +148,7 @@ describe('a filter field takes several values (docs/verb.md)', () => {
     [{ what: 'needs', node: ['n1', ''] }, 'node', 'node: ["n1",""] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1"), or a list of such values (at most 100 distinct)'],
     [{ what: 'needs', node: ['n1', null] }, 'node', 'node: ["n1",null] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "n1"), or a list of such values (at most 100 distinct)'],
     [{ what: 'needs', kind: ['secret', 'a.b'] }, 'kind', 'kind: ["secret","a.b"] will not do; it takes one key token of 1 to 256 of A-Z a-z 0-9 _ - / = (e.g. "secret"), or a list of such values (at most 100 distinct)'],
-    [{ what: 'needs', node: Array.from({ length: 101 }, (_, i) => `n${i}`) }, 'node', 'node: 101 distinct values, more than one question takes; it takes at most 100: ask in several questions'],
+    [{ what: 'needs', node: Array.from({ length: 101 }, (_, i) => `n${i}`) }, 'node', 'node: 101 distinct values, more than one request takes; it takes at most 100: ask in several requests'],
     [{ what: 'applied', kind: ['a', 'b'] }, 'kind', 'kind does not narrow what=applied; applied takes node, module, after, limit, since'],
     [{ what: 'collect', module: ['a', 'b'], contributor: 'a' }, 'contributor', 'module and contributor name the contributor twice, as ["a","b"] and "a"; give one'],
     [{ what: 'collect', collection: ['a', 'b\ud800'] }, 'collection', 'collection: "b\\ud800" holds a lone surrogate; it takes a collection name of 1 to 256 characters (e.g. "shell:zsh:normal"), or a list of such values (at most 100 distinct)'],

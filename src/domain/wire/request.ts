@@ -111,7 +111,7 @@ function valuesOf (field: string, value: unknown): readonly string[] {
   if (typeof value === 'string') return [value]
   const values = [...new Set(value as string[])].sort()
   if (values.length > MAX_VALUES) {
-    throw badRequest(field, `${field}: ${values.length} distinct values, more than one question takes; it takes at most ${MAX_VALUES}: ask in several questions`)
+    throw badRequest(field, `${field}: ${values.length} distinct values, more than one request takes; it takes at most ${MAX_VALUES}: ask in several requests`)
   }
   return values
 }
@@ -119,7 +119,7 @@ function valuesOf (field: string, value: unknown): readonly string[] {
 /** Validates a request about one bucket (already parsed from JSON or a query string). */
 export function readBucketRequest (input: unknown): BucketRequest {
   const request = readRequest(input)
-  if (isOverview(request)) throw badRequest('what', `what=${request.what} spans buckets; here the question is about one: ${WORKS.what.replace(', nodes, modules', '')}`)
+  if (isOverview(request)) throw badRequest('what', `what=${request.what} spans buckets; here a request is about one: ${WORKS.what.replace(', nodes, modules', '')}`)
   return request
 }
 

@@ -126,7 +126,7 @@ export const ProvisioningRequest = Type.Object({
   since: Type.Optional(RequestFields.since),
   by: Type.Optional(RequestFields.by),
   state: Type.Optional(RequestFields.state)
-}, { additionalProperties: false, description: 'A question to mesh-provisioner.provisioning.', $id: 'ProvisioningRequest' })
+}, { additionalProperties: false, description: 'A request to mesh-provisioner.provisioning.', $id: 'ProvisioningRequest' })
 export type ProvisioningRequest = Static<typeof ProvisioningRequest>
 
 /** Which request fields narrow each request, beside `what`, `after` and `limit`. */
@@ -182,7 +182,7 @@ export const Cut = Type.Object({
 
 function answerSchema (what: What) {
   return Type.Object({
-    what: Type.Literal(what, { description: 'The question answered.' }),
+    what: Type.Literal(what, { description: 'What was asked.' }),
     bucket: Type.Literal(BUCKETS[what], { description: 'The bucket read.' }),
     revision: Type.Integer({ description: 'The last revision that changed what this answer holds: for a filtered answer, the last put or delete of a key the filter keeps (conservatively: it may be later, never earlier). With `since`, the last change included.' }),
     total: Type.Integer({ description: 'How many entries match the filter, before any cut and regardless of `after`; with `since`, how many changes (entries, deletions and out-of-shape keys).' }),
@@ -269,7 +269,7 @@ export const ModuleRow = Type.Object({
 }, { description: 'One module on one node, with its provisioning state, and what keeps it from `applied` since when.' })
 
 export const NodesAnswer = Type.Object({
-  what: Type.Literal('nodes', { description: 'The question answered.' }),
+  what: Type.Literal('nodes', { description: 'What was asked.' }),
   stale,
   total: Type.Integer({ description: 'How many nodes the filter keeps, whatever `after` and the cut.' }),
   nodes: Type.Array(NodeRow, { description: 'A row per node, sorted by node.' }),
@@ -278,7 +278,7 @@ export const NodesAnswer = Type.Object({
 }, { description: 'A row per node that a key of needs, applied or collect names.', $id: 'NodesAnswer' })
 
 export const ModulesAnswer = Type.Object({
-  what: Type.Literal('modules', { description: 'The question answered.' }),
+  what: Type.Literal('modules', { description: 'What was asked.' }),
   stale,
   total: Type.Integer({ description: 'How many modules the filter keeps, whatever `after` and the cut.' }),
   modules: Type.Array(ModuleRow, { description: 'A row per node and module, sorted by node then module.' }),

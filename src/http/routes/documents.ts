@@ -62,7 +62,7 @@ function swaggerOptions (version: string): SwaggerOptions {
         }
       },
       tags: [
-        { name: 'provisioning', description: 'The four questions, as the verb answers them.' },
+        { name: 'provisioning', description: 'The four requests, as the verb answers them.' },
         { name: 'at a glance', description: 'The mesh at a glance: the distinct values of a field (facets), a row per node, a row per module on a node with its provisioning state.' },
         { name: 'access', description: 'Who the bearer token presented reads as.' },
         { name: 'operations', description: 'Liveness, readiness and metrics.' }

@@ -207,7 +207,7 @@ function rowStreamRouteSchema (what: Overview) {
       'Every event after the snapshot, and `synced`, has an `id:`, an opaque cursor naming the point of every bucket the rows read (and of the registry, whose kinds `unanswered` reads): ' +
       'a client that reconnects with `Last-Event-ID` (or `lastEventId=`) receives the rows that changed or left since, then `synced`, or `reset` and a fresh snapshot when that id cannot be served or a bucket was created again. ' +
       'A write costs the rows it touches, whatever the size of the mesh. A comment line every 15 s keeps it alive; a client too slow to read is disconnected (it resumes by its last id). ' +
-      'A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers questions, not streams.',
+      'A request that can be served is always answered 200, even while a bucket is missing or loading (said by `stale`). HTTP only: the bus answers requests, not streams.',
     querystring: streamQuerystring(what),
     response: {
       ...base.response,
