@@ -35,7 +35,8 @@ export default defineConfig({
         test: {
           name: 'nats-2.10',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          globalSetup: ['test/global-setup.ts', 'test/nats-server-setup.ts'],
+          // The files that start the service or a script as a process run here alone: compiled once, here.
+          globalSetup: ['test/global-setup.ts', 'test/nats-server-setup.ts', 'test/child-js-setup.ts'],
           // Debian 13's, fetched by scripts/fetch-nats-server.sh (test/nats-server-setup.ts runs it when missing).
           env: { NATS_SERVER_BIN: process.env['NATS_SERVER_BIN'] ?? FETCHED_NATS_SERVER, NATS_SERVER_LINE: '2.10' }
         }

@@ -3,31 +3,20 @@
 
 import { fork, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { copyFile, glob } from 'node:fs/promises'
-import { build } from 'esbuild'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { compileJs } from '../testkit/compile-js.js'
 import { NODE_FLAGS } from '../testkit/start-command.js'
 import type { FromChild, ToChild } from './serve.js'
 import type { BusLoad, BusLoadResult } from './bus-load.js'
 import type { HttpLoad, HttpLoadResult } from './http-load.js'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const out = join(root, '.bench-tmp', 'js', 'bench')
+const js = fileURLToPath(new URL('../.bench-tmp/js/', import.meta.url))
+const out = join(js, 'bench')
 
-/**
- * Transpiles the child scripts and what they import (the service, the test kit) file by file into
- * .bench-tmp, as tsc would emit them (no bundle: the service runs as its modules, as in dist/). By
- * esbuild: tsc took ~14 s of CPU a run, much of the bench's smoke test; `npm run typecheck` judges the types.
- */
+/** Compiles the child scripts and what they import (the service, the test kit) into .bench-tmp. */
 export async function compileChildren (): Promise<void> {
-  const entryPoints: string[] = []
-  for (const dir of ['src', 'bench', 'testkit']) {
-    for await (const file of glob(`${dir}/**/*.ts`, { cwd: root })) if (!file.endsWith('.test.ts')) entryPoints.push(join(root, file))
-  }
-  await build({ entryPoints, outdir: join(root, '.bench-tmp', 'js'), outbase: root, format: 'esm', platform: 'node', target: 'node22', logLevel: 'warning' })
-  // src/version.ts reads the package.json above the compiled src/, as it does in dist/.
-  await copyFile(join(root, 'package.json'), join(out, '..', 'package.json'))
+  await compileJs(js, ['bench', 'testkit'])
 }
 
 type Message = FromChild | BusLoadResult | HttpLoadResult

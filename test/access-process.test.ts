@@ -20,7 +20,7 @@ import { findToken } from '../src/http/tokens.js'
 import { newToken, parseTokens, type TokenEntry } from '../src/settings/tokens-file.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
-import { runMain } from './support/process.js'
+import { compiledScript, runMain } from './support/process.js'
 import { suiteFixture } from './support/service.js'
 
 let server: NatsServer
@@ -74,7 +74,8 @@ test.concurrent.for<[Record<string, string>, string]>([
 })
 
 test.concurrent('npm run token prints a new token once and the tokens file entry that admits it alone', async ({ expect }) => {
-  const make = async (): Promise<string[]> => (await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/token.ts', '--name', 'ace', '--nodes', 'ace,g14'])).stdout.split('\n')
+  const script = compiledScript('scripts/token')
+  const make = async (): Promise<string[]> => (await promisify(execFile)(process.execPath, [script.file, '--name', 'ace', '--nodes', 'ace,g14'], { env: { ...process.env, ...script.env } })).stdout.split('\n')
   const [lines, again] = await Promise.all([make(), make()])
   const token = lines[1]?.trim() as string
   expect(token).not.toBe(again[1]?.trim())

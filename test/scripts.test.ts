@@ -13,15 +13,17 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { findToken } from '../src/http/tokens.js'
 import { parseTokens } from '../src/settings/tokens-file.js'
 import { NatsServer } from '../testkit/nats-server.js'
+import { compiledScript } from './support/process.js'
 import { suiteFixture } from './support/service.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 interface Ran { code: number, stdout: string, stderr: string }
 
-/** Runs scripts/<script>.ts as `npm run <script> -- …args` does, with only `env` (and PATH). */
+/** Runs scripts/<script>.ts, compiled, as `npm run <script> -- …args` does, with only `env` (and PATH). */
 async function run (script: string, args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
-  const child = execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', `${script}.ts`), ...args], { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 20_000 })
+  const js = compiledScript(`scripts/${script}`)
+  const child = execFile(process.execPath, [js.file, ...args], { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...js.env, ...env }, timeout: 20_000 })
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (d: Buffer) => { stdout += d.toString() })
