@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, test } from 'vitest'
 import { newToken } from '../src/settings/tokens-file.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
-import { chromiumPresent, launchChromium, offline, tryNeedsOfAce } from './support/browser.js'
+import { chromiumPresent, connectChromium, offline, tryNeedsOfAce } from './support/browser.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
 describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', () => {
@@ -26,7 +26,7 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium, with tokens', (
     await writeFile(file, JSON.stringify({ tokens: [ace.entry] }))
     running = await fx.service(server, { HTTP_TOKENS_FILE: file })
     await untilReady(running)
-    browser = await launchChromium(fx)
+    browser = await connectChromium(fx)
   }, 60_000)
 
   test('answers 401 before Authorize and 200 after, with no content security policy violation', async () => {

@@ -4,7 +4,7 @@
 import type { Browser } from 'playwright-core'
 import { beforeAll, describe, expect, test } from 'vitest'
 import type { Running } from '../src/service.js'
-import { chromiumPresent, launchChromium, offline, tryNeedsOfAce } from './support/browser.js'
+import { chromiumPresent, connectChromium, offline, tryNeedsOfAce } from './support/browser.js'
 import { startSeeded, suiteFixture, type Seeded } from './support/service.js'
 
 describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
@@ -16,7 +16,7 @@ describe.skipIf(!chromiumPresent)('the Swagger page in Chromium', () => {
   beforeAll(async () => {
     seeded = await startSeeded(fx)
     running = seeded.running
-    browser = await launchChromium(fx)
+    browser = await connectChromium(fx)
   }, 60_000)
 
   test('runs "Try it out" on /v1/needs and shows the 200 answer, fetching nothing from outside', async () => {

@@ -14,7 +14,7 @@ import { newToken } from '../src/settings/tokens-file.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import type { NatsConnection } from 'nats'
-import { chromiumPresent, launchChromium } from './support/browser.js'
+import { chromiumPresent, connectChromium } from './support/browser.js'
 import { request } from './support/http.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
@@ -52,7 +52,7 @@ describe.skipIf(!chromiumPresent)('a console page on another origin follows the 
     await writeFile(join(dir, 'tokens.json'), JSON.stringify({ tokens: [token.entry] }))
     running = await fx.service(server, { CORS_ORIGINS: origin, HTTP_TOKENS_FILE: join(dir, 'tokens.json') })
     await untilReady(running)
-    browser = await launchChromium(fx)
+    browser = await connectChromium(fx)
   }, 60_000)
 
   afterAll(() => {

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, test } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
-import { chromiumPresent, launchChromium } from './support/browser.js'
+import { chromiumPresent, connectChromium } from './support/browser.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
 /** More than the six connections a browser opens to one origin over HTTP/1.1. */
@@ -35,7 +35,7 @@ describe.skipIf(!chromiumPresent)('a browser over HTTP/2', () => {
     await seedSampleMesh(nc)
     running = await fx.service(server, { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile })
     await untilReady(running)
-    browser = await launchChromium(fx)
+    browser = await connectChromium(fx)
   }, 60_000)
 
   test(`holds ${STREAMS} event streams from one page, over HTTP/2, each following its own changes`, async () => {

@@ -15,7 +15,7 @@ import { newToken } from '../src/settings/tokens-file.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh, NODES } from '../testkit/sample-mesh.js'
 import type { NatsServer } from '../testkit/nats-server.js'
-import { chromiumPresent, launchChromium, offline } from './support/browser.js'
+import { chromiumPresent, connectChromium, offline } from './support/browser.js'
 import { request } from './support/http.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
@@ -59,7 +59,7 @@ describe.skipIf(!chromiumPresent)('the page at GET / in Chromium', () => {
     await writeFile(file, JSON.stringify({ tokens: [consoleToken.entry, ace.entry] }))
     running = await fx.service(server, { HTTP_TOKENS_FILE: file })
     await untilReady(running)
-    browser = await launchChromium(fx)
+    browser = await connectChromium(fx)
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
     outside = await offline(page, running.url)
     page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text()) })

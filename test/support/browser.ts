@@ -1,7 +1,11 @@
 // Debian's Chromium for the tests a person's browser would do (through playwright-core): skipped
-// locally when it is absent, required in CI. The flags keep it off this machine's closed network.
+// locally when it is absent, required in CI. One Chromium serves the whole run (test/global-setup.ts
+// launches it, off this machine's closed network); each file connects to it and keeps to contexts
+// and pages of its own.
 
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
+import { request } from 'undici'
+import { inject } from 'vitest'
 import type { Fixture } from './service.js'
 import { CHROMIUM, has } from './tools.js'
 
@@ -9,12 +13,17 @@ import { CHROMIUM, has } from './tools.js'
 export const chromiumPresent = has('chromium')
 if (!chromiumPresent && process.env['CI'] !== undefined) throw new Error(`${CHROMIUM} is missing; CI installs Debian's chromium package (.ci/run)`)
 
-/** A headless Chromium, closed with `fx`. */
-export async function launchChromium (fx: Fixture): Promise<Browser> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+/**
+ * The run's Chromium, connected to for `fx`: disposing it closes this file's contexts and leaves the
+ * browser to the other files.
+ */
+export async function connectChromium (fx: Fixture): Promise<Browser> {
+  const launcher = inject('chromiumLauncher')
+  if (launcher === undefined) throw new Error('the browser tests run in the nats-2.10 project, whose global setup serves Chromium (vitest.config.ts)')
+  const answer = await request(launcher)
+  const said = await answer.body.text()
+  if (answer.statusCode !== 200) throw new Error(said)
+  const browser = await chromium.connect(said)
   fx.defer(async () => await browser.close())
   return browser
 }
