@@ -33,12 +33,19 @@ function check (validate: ValidateFunction, body: unknown, where: string): void 
   throw new Error(`${where}: the body does not fit its published schema: ${faults.join('; ')}\n${JSON.stringify(body).slice(0, 600)}`)
 }
 
+/** `make`'s value, made on the first call: a file compiles only the validators it checks against. */
+function once<T> (make: () => T): () => T {
+  let made: { value: T } | undefined
+  return () => (made ??= { value: make() }).value
+}
+
 interface HttpWire {
   /** The document's paths as patterns, those with fewer parameters first (`/v1/needs/events` before `/v1/needs/{…}`). */
   routes: Array<{ pattern: RegExp, operations: Record<string, Operation> }>
   ajv: Ajv2020
-  errorBody: ValidateFunction
-  compiled: Map<object, ValidateFunction>
+  errorBody: () => ValidateFunction
+  /** By the response schema's reference (the routes' refusals share one), or the inline schema. */
+  compiled: Map<string | object, ValidateFunction>
 }
 
 let httpWire: Promise<HttpWire> | undefined
@@ -54,7 +61,7 @@ async function loadHttpWire (): Promise<HttpWire> {
     .map(([path, operations]) => ({ path, operations }))
     .sort((a, b) => (a.path.match(/\{/g)?.length ?? 0) - (b.path.match(/\{/g)?.length ?? 0))
     .map(({ path, operations }) => ({ pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`), operations }))
-  return { routes, ajv, errorBody: ajv.compile(HttpErrorBody), compiled: new Map() }
+  return { routes, ajv, errorBody: once(() => ajv.compile(HttpErrorBody)), compiled: new Map() }
 }
 
 /**
@@ -75,26 +82,26 @@ export async function checkHttpBody (method: string, url: string, status: number
   const schema = response?.content?.['application/json']?.schema
   if (schema === undefined) {
     if (operation !== undefined && !TRANSPORT_STATUSES.has(status)) throw new Error(`${where}: the OpenAPI document gives this route no ${status} answer`)
-    if (status >= 400) check(wire.errorBody, body, where)
+    if (status >= 400) check(wire.errorBody(), body, where)
     return
   }
-  let validate = wire.compiled.get(schema)
+  // A reference resolves in the document; an inline schema is compiled as it stands.
+  const ref = (schema as { $ref?: string }).$ref
+  let validate = wire.compiled.get(ref ?? schema)
   if (validate === undefined) {
-    // A reference resolves in the document; an inline schema is compiled as it stands.
-    const ref = (schema as { $ref?: string }).$ref
     validate = wire.ajv.compile(ref === undefined ? schema : { $ref: `openapi.json${ref}` })
-    wire.compiled.set(schema, validate)
+    wire.compiled.set(ref ?? schema, validate)
   }
   check(validate, body, where)
 }
 
-const bus = compiler()
-const busAnswer = bus.compile(ProvisioningAnswer)
-const busError = bus.compile(BusErrorBody)
+const bus = once(compiler)
+const busAnswer = once(() => bus().compile(ProvisioningAnswer))
+const busError = once(() => bus().compile(BusErrorBody))
 /** An answer schema's member compiled apart, its $id left out (the union holds it). */
-const member = (schema: TSchema): ValidateFunction => {
+const member = (schema: TSchema): () => ValidateFunction => {
   const { $id: _id, ...rest } = schema as TSchema & { $id?: string }
-  return bus.compile(rest)
+  return once(() => bus().compile(rest))
 }
 /** The answer schema's members by their `what` (facets: by `what` with `by`), so that a fault is said against the answer meant. */
 const busAnswers = new Map(Object.entries(Answers).map(([w, schema]) => [w, member(schema)]))
@@ -103,17 +110,17 @@ const busFacets = new Map(WHATS.map((w) => [w as string, member(Facets[w])]))
 /** Checks a verb's reply: an answer (no error code) against the verb's answer schema, a refusal against its error body. */
 export function checkVerbBody (request: unknown, code: number, body: unknown): void {
   const where = `the verb's ${code} to ${typeof request === 'string' ? request : JSON.stringify(request)}`
-  if (code !== 200) return check(busError, body, where)
+  if (code !== 200) return check(busError(), body, where)
   const { what, by } = (body ?? {}) as { what?: unknown, by?: unknown }
   const meant = (by === undefined ? busAnswers : busFacets).get(String(what))
-  if (meant !== undefined) check(meant, body, where)
-  check(busAnswer, body, where)
+  if (meant !== undefined) check(meant(), body, where)
+  check(busAnswer(), body, where)
 }
 
 /** The data of each event of a `what`'s stream (a bucket's entries, or the live rows), by the event's name, as the AsyncAPI document gives them. */
 const streamEventData = (what: What | Overview): Record<string, TSchema> => (OVERVIEWS as readonly string[]).includes(what) ? rowEventData(what as Overview) : eventData(what as What)
 
-const events = new Map<What | Overview, Map<string, ValidateFunction>>()
+const events = new Map<What | Overview, Map<string, () => ValidateFunction>>()
 
 /** The `what` an events URL streams, when it is one (`/v1/<what>/events`). */
 export function streamWhat (url: string): What | Overview | undefined {
@@ -125,11 +132,11 @@ export function streamWhat (url: string): What | Overview | undefined {
 export function checkEventData (what: What | Overview, event: string, data: string): void {
   let byName = events.get(what)
   if (byName === undefined) {
-    const ajv = compiler()
-    byName = new Map(Object.entries(streamEventData(what)).map(([name, schema]: [string, TSchema]) => [name, ajv.compile(schema)]))
+    const ajv = once(compiler)
+    byName = new Map(Object.entries(streamEventData(what)).map(([name, schema]: [string, TSchema]) => [name, once(() => ajv().compile(schema))]))
     events.set(what, byName)
   }
   const validate = byName.get(event)
   if (validate === undefined) throw new Error(`a ${what} stream sent an event named ${JSON.stringify(event)}, which it does not send`)
-  check(validate, JSON.parse(data), `a ${what} stream's ${event} event`)
+  check(validate(), JSON.parse(data), `a ${what} stream's ${event} event`)
 }
