@@ -19,11 +19,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  */
 export const LONGEST = [
   'test/bench-smoke.test.ts', // ~30 s, ~36 s of CPU: one run of every row of the bench, in turn
-  'test/access-process.test.ts', // ~12 s, ~20 s of CPU: eleven processes of the service or its scripts
-  'test/container.test.ts', // ~13 s, ~17 s of CPU: npm run build, then the built entrypoint started three times
+  'test/access-process.test.ts', // ~12 s, ~17 s of CPU: eleven processes of the service or its scripts
   'test/demo.test.ts', // ~11 s, ~13 s of CPU: four demos side by side
+  'test/container.test.ts', // ~9 s, ~9 s of CPU: npm run build, then the built entrypoint started three times
   'test/cluster.test.ts', // ~18 s, ~4 s of CPU: three servers, one killed and restarted twice
-  'test/main.test.ts', // ~7 s, ~10 s of CPU
+  'test/main.test.ts', // ~10 s, ~12 s of CPU
   'test/nats-defects.test.ts', // ~6 s, ~8 s of CPU a server
   'test/soak.test.ts', // ~10 s, ~8 s of CPU a server
   'test/faults.test.ts', // ~15 s, ~4 s of CPU a server: killed and restarted
