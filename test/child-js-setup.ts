@@ -3,11 +3,11 @@
 // compiled to JavaScript once for the run, in a folder of the run's own (another checkout's run may
 // share .cache), removed at its end.
 
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { TestProject } from 'vitest/node'
 import { compileJs } from '../testkit/compile-js.js'
+import { removeLeftBehind } from './left-behind.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,20 +17,10 @@ declare module 'vitest' {
 }
 
 const PARENT = fileURLToPath(new URL('../.cache/child-js/', import.meta.url))
-/** Older than any run: the folder of a run killed outright (its teardown never ran). */
-const LEFT_BEHIND_MS = 24 * 60 * 60 * 1000
-
-/** Removes what runs killed outright left in PARENT, so that it holds only the runs of the day. */
-async function removeLeftBehind (): Promise<void> {
-  for (const name of await readdir(PARENT)) {
-    const dir = join(PARENT, name)
-    if (Date.now() - (await stat(dir)).mtimeMs > LEFT_BEHIND_MS) await rm(dir, { recursive: true, force: true })
-  }
-}
 
 export default async function setup (project: TestProject): Promise<() => Promise<void>> {
   await mkdir(PARENT, { recursive: true })
-  await removeLeftBehind()
+  await removeLeftBehind(PARENT)
   const dir = await mkdtemp(PARENT)
   const compile = async (): Promise<void> => { await compileJs(dir, ['scripts']) }
   await compile()

@@ -54,14 +54,19 @@ interface Ports { nats?: string[], cluster?: string[], monitoring?: string[] }
 
 const portOf = (url: string | undefined): number | undefined => url === undefined ? undefined : Number(new URL(url).port)
 
+/** The environment variable naming the folder of the port claims, when TMPDIR is not the machine's. */
+export const PORT_CLAIMS = 'MESH_PROVISIONER_PORT_CLAIMS'
+
 /**
  * A port is claimed by a file named for it, holding the claiming process's id, so that the test
  * processes of one machine never pick the same port (a claim whose process is gone is taken over).
  * The ports lie below the kernel's ephemeral range: a port the server picked itself (`-1`) lies in
  * it, and while a killed server is down, an outgoing connection of any process can take its port
  * and fail the restart with "address already in use" (seen in CI with a cluster's route port).
+ * The claims are the machine's: a suite's run, which has a TMPDIR of its own (test/tmp-setup.ts),
+ * names them in PORT_CLAIMS.
  */
-const CLAIMS = join(tmpdir(), 'mesh-provisioner-ports')
+const CLAIMS = process.env[PORT_CLAIMS] ?? join(tmpdir(), 'mesh-provisioner-ports')
 const FIRST_PORT = 10_000
 
 function ephemeralLow (): number {
