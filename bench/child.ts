@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileJs } from '../testkit/compile-js.js'
-import { NODE_FLAGS } from '../testkit/start-command.js'
+import { NODE_FLAGS, START_ENV } from '../testkit/start-command.js'
 import type { FromChild, ToChild } from './serve.js'
 import type { BusLoad, BusLoadResult } from './bus-load.js'
 import type { HttpLoad, HttpLoadResult } from './http-load.js'
@@ -33,14 +33,15 @@ export class Child {
   }
 
   static start (script: 'serve' | 'bus-load' | 'http-load', args: string[], env: Record<string, string> = {}): Child {
-    // The service runs with the node flags of `npm start`. BENCH_CPU_PROF=<dir>: every child writes
+    // The service runs with the node flags of `npm start`, and every child (the floors as the
+    // service) with the environment it sets (MALLOC_ARENA_MAX). BENCH_CPU_PROF=<dir>: every child writes
     // a CPU profile there when it ends. BENCH_NODE_ARGS: more flags for every child (`--trace-gc`,
     // which NODE_OPTIONS refuses); BENCH_SERVICE_ARGS: for the service alone (the last of a flag wins).
     const prof = process.env['BENCH_CPU_PROF']
     const words = (name: string): string[] => process.env[name]?.split(' ') ?? []
     const more = [...words('BENCH_NODE_ARGS'), ...(args[0] === 'service' ? [...NODE_FLAGS, ...words('BENCH_SERVICE_ARGS')] : [])].filter((a) => a !== '')
     const execArgv = ['--expose-gc', '--no-deprecation', ...(prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]), ...more]
-    const proc = fork(join(out, `${script}.js`), args, { execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const proc = fork(join(out, `${script}.js`), args, { execArgv, env: { ...process.env, ...START_ENV, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     return new Child(proc, [script, ...args].join(' '))
   }
 

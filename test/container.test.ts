@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { NatsConnection } from 'nats'
 import { parse } from 'yaml'
 import type { NatsServer } from '../testkit/nats-server.js'
-import { START_COMMAND } from '../testkit/start-command.js'
+import { START_COMMAND, START_ENV } from '../testkit/start-command.js'
 import { fixture, suiteFixture } from './support/service.js'
 import { has } from './support/tools.js'
 
@@ -40,7 +40,8 @@ function asNobody (args: string[], env: Record<string, string>): ChildProcess {
   const [command, ...rest] = has('root') ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...args] : args
   const child = spawn(command as string, rest, {
     cwd: app,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', NODE_ENV: 'production', ...env },
+    // The image's ENV (START_ENV among it) is every process's there.
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', NODE_ENV: 'production', ...START_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   children.push(child)
@@ -109,10 +110,13 @@ describe('the Containerfile', () => {
     expect(containerfile).toMatch(/^RUN npm run build$/m)
   })
 
-  test('runs the service as `npm start` does, node flags included', () => {
+  test('runs the service as `npm start` does, its environment and node flags included', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(containerfile.slice(containerfile.lastIndexOf('\nCMD ')))?.[1]
     expect(JSON.parse(cmd ?? 'null')).toEqual(START_COMMAND)
     expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', '--no-allocation-site-pretenuring', 'dist/main.js'])
+    expect(START_ENV).toEqual({ MALLOC_ARENA_MAX: '1' })
+    const final = containerfile.slice(containerfile.lastIndexOf('\nFROM '))
+    for (const [name, value] of Object.entries(START_ENV)) expect(final).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
   })
 })
 
