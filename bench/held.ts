@@ -25,10 +25,13 @@ const needsKv = async (nc: NatsConnection): Promise<KV> => await nc.jetstream().
 /** A need of `node` and `module` (one of ten names, so that a row's writes replace keys as a client's do). */
 const needKey = (node: string, module: string, i: number): string => keyOf('needs', { node, module, kind: 'config', name: `config-${i % 10}` })
 
-/** Opens the streams of `urls`, or says why the gateway refused them (a route not served yet). */
+/** Opens the streams of `urls`, or says why the gateway refused them (a route not served yet); logs how long they took to open, each through its snapshot. */
 async function opened (urls: string[]): Promise<OpenStreams | string> {
+  const started = performance.now()
   try {
-    return await openStreams(urls)
+    const open = await openStreams(urls)
+    log(`${urls.length} streams of ${new URL(urls[0] as string).pathname} open and synced in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+    return open
   } catch (err) {
     if (!(err instanceof StreamRefused)) throw err
     return `GET ${new URL(urls[0] as string).pathname} answers ${err.status}: the gateway does not serve it`
