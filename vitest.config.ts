@@ -25,7 +25,7 @@ export default defineConfig({
     // and the service anew per file, a third of its CPU.
     maxWorkers: 4,
     // A worker holds the modules of every file it ran and their meshes: a young generation larger
-    // than V8's default (16 MB a semi-space) collects less often what each test leaves.
+    // than V8's default collects less often what each test leaves.
     execArgv: ['--max-semi-space-size=32'],
     isolate: false,
     testTimeout: 30_000,

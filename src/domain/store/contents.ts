@@ -504,6 +504,16 @@ export class Contents {
   }
 
   /**
+   * At least `revisionFor(filter)`, read without checking a key: the revision of the narrowest
+   * index's set and of the out-of-shape keys the filter may keep (the same where an index matches
+   * the filter exactly). No change the filter keeps is later.
+   */
+  revisionBound (filter: FieldValues): number {
+    if (filter.size === 0) return this.revision
+    return Math.max(this.candidates(filter).set.revision, this.outOfShapeBound(filter), this.expired)
+  }
+
+  /**
    * The last revision that changed what an answer narrowed by `filter` holds, conservatively: that
    * of the narrowest set holding every match, and of the out-of-shape keys the filter may keep.
    */
