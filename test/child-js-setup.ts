@@ -3,11 +3,11 @@
 // compiled to JavaScript once for the run, in a folder of the run's own (another checkout's run may
 // share .cache), removed at its end.
 
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { TestProject } from 'vitest/node'
 import { compileJs } from '../testkit/compile-js.js'
-import { removeLeftBehind } from './left-behind.js'
+import { runFolder } from './run-folder.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,9 +19,7 @@ declare module 'vitest' {
 const PARENT = fileURLToPath(new URL('../.cache/child-js/', import.meta.url))
 
 export default async function setup (project: TestProject): Promise<() => Promise<void>> {
-  await mkdir(PARENT, { recursive: true })
-  await removeLeftBehind(PARENT)
-  const dir = await mkdtemp(PARENT)
+  const dir = await runFolder(PARENT)
   const compile = async (): Promise<void> => { await compileJs(dir, ['scripts']) }
   await compile()
   // In watch mode, a rerun starts what the working tree holds then.

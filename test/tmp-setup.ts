@@ -5,11 +5,10 @@
 // cost it file-system work (docs/architecture.md "Tests"). A run's files no longer outlive it.
 
 import { accessSync, constants } from 'node:fs'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { PORT_CLAIMS } from '../testkit/nats-server.js'
-import { removeLeftBehind } from './left-behind.js'
+import { PORT_CLAIMS, PORT_CLAIMS_DIR } from '../testkit/nats-server.js'
+import { runFolder } from './run-folder.js'
 
 const PREFIX = 'mesh-provisioner-suite-'
 /** Set once for the run: each project runs its global setups, and they share the one folder. */
@@ -26,15 +25,13 @@ function inMemory (): string | undefined {
 
 export default async function setup (): Promise<(() => Promise<void>) | undefined> {
   if (process.env[MARK] !== undefined) return undefined
-  const parent = inMemory() ?? tmpdir()
-  await removeLeftBehind(parent, PREFIX)
-  const dir = await mkdtemp(join(parent, PREFIX))
+  const dir = await runFolder(inMemory() ?? tmpdir(), PREFIX)
   // As /tmp is: the processes the suite starts as another user (test/container.test.ts) write
   // there too, and each folder made in it is its maker's alone.
   await chmod(dir, 0o1777)
   process.env[MARK] = dir
   // The loopback ports stay claimed machine-wide, beside other runs' and the bench's.
-  process.env[PORT_CLAIMS] ??= join(tmpdir(), 'mesh-provisioner-ports')
+  process.env[PORT_CLAIMS] ??= PORT_CLAIMS_DIR
   process.env['TMPDIR'] = dir
   return async () => { await rm(dir, { recursive: true, force: true }) }
 }

@@ -66,7 +66,7 @@ export const PORT_CLAIMS = 'MESH_PROVISIONER_PORT_CLAIMS'
  * The claims are the machine's: a suite's run, which has a TMPDIR of its own (test/tmp-setup.ts),
  * names them in PORT_CLAIMS.
  */
-const CLAIMS = process.env[PORT_CLAIMS] ?? join(tmpdir(), 'mesh-provisioner-ports')
+export const PORT_CLAIMS_DIR = process.env[PORT_CLAIMS] ?? join(tmpdir(), 'mesh-provisioner-ports')
 const FIRST_PORT = 10_000
 
 function ephemeralLow (): number {
@@ -87,11 +87,11 @@ function alive (pid: number): boolean {
 }
 
 async function claimPort (): Promise<number> {
-  await mkdir(CLAIMS, { recursive: true })
+  await mkdir(PORT_CLAIMS_DIR, { recursive: true })
   const end = Math.max(ephemeralLow(), FIRST_PORT + 1_000)
   for (;;) {
     const port = randomInt(FIRST_PORT, end)
-    const file = join(CLAIMS, String(port))
+    const file = join(PORT_CLAIMS_DIR, String(port))
     try {
       await writeFile(file, String(process.pid), { flag: 'wx' })
       return port
@@ -104,7 +104,7 @@ async function claimPort (): Promise<number> {
 }
 
 async function releasePort (port: number | undefined): Promise<void> {
-  if (port !== undefined) await unlink(join(CLAIMS, String(port))).catch(() => {})
+  if (port !== undefined) await unlink(join(PORT_CLAIMS_DIR, String(port))).catch(() => {})
 }
 
 const inUse = (log: string): boolean => /address already in use/.test(log)
