@@ -42,3 +42,20 @@ test('changesAfter gives a filter\'s puts, deletions and out-of-shape keys after
   expect([...selection.changesAfter(own - 1)]).toHaveLength(1)
   expect(read).toHaveBeenCalledTimes(1)
 })
+
+test('changesAfter on a filter no index matches exactly still gives its changes when others of its narrowest set came after', () => {
+  const c = new Contents('needs', '2026-11-29T09:40:00.123456789Z')
+  let revision = 0
+  const apply = (key: string): void => {
+    c.apply({ key, value: new TextEncoder().encode('{}'), revision: ++revision, operation: 'PUT', created: new Date(0), nanos: 0 })
+  }
+  for (const key of ['n1.m.port.a', 'n2.m.dir.a']) apply(key)
+  c.buildIndexes()
+  apply('n2.m.port.b')
+  const kept = revision
+  // Module m and kind dir: in the module's set (and the kind's) but not the filter's.
+  for (let i = 0; i < 5; i++) apply(`n3.m.dir.x${i}`)
+  const selection = new Selection(c, narrowing('needs', { module: ['m'], kind: ['port'] }))
+  expect([...selection.changesAfter(kept - 1)].map((ch) => [ch.type, ch.revision])).toEqual([['put', kept]])
+  expect([...selection.changesAfter(kept)]).toEqual([])
+})
