@@ -23,6 +23,8 @@ import { has } from './support/tools.js'
 const run = promisify(execFile)
 const repo = new URL('..', import.meta.url).pathname
 const containerfile = await readFile(join(repo, 'Containerfile'), 'utf8')
+/** The image's own stage: what runs. */
+const finalStage = containerfile.slice(containerfile.lastIndexOf('\nFROM '))
 const pkg = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as { version: string }
 
 const fx = suiteFixture()
@@ -98,7 +100,7 @@ async function freePort (): Promise<number> {
 
 describe('the Containerfile', () => {
   test('runs as 65534 with HTTP on every interface, port 8080, a HEALTHCHECK with node only, and the package\'s version', () => {
-    const final = containerfile.slice(containerfile.lastIndexOf('\nFROM ')).split('\n').filter((l) => !l.startsWith('#')).join('\n')
+    const final = finalStage.split('\n').filter((l) => !l.startsWith('#')).join('\n')
     expect(final).toMatch(/^USER 65534:65534$/m)
     expect(final).toMatch(/^EXPOSE 8080$/m)
     expect(final).toMatch(/HTTP_HOST=0\.0\.0\.0/)
@@ -115,8 +117,7 @@ describe('the Containerfile', () => {
     expect(JSON.parse(cmd ?? 'null')).toEqual(START_COMMAND)
     expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', '--no-allocation-site-pretenuring', 'dist/main.js'])
     expect(START_ENV).toEqual({ MALLOC_ARENA_MAX: '1' })
-    const final = containerfile.slice(containerfile.lastIndexOf('\nFROM '))
-    for (const [name, value] of Object.entries(START_ENV)) expect(final).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
+    for (const [name, value] of Object.entries(START_ENV)) expect(finalStage).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
   })
 })
 
