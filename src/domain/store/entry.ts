@@ -52,17 +52,6 @@ const DOT = 0x2e
 /** Whether a byte is JSON's whitespace, which a JSON value's text may have around it. */
 const isJsonSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
 
-/** The last write time written and its text: the entries of one load share their ms. */
-let lastUpdated = Number.NaN
-let lastIso = ''
-function isoOf (ms: number): string {
-  if (ms !== lastUpdated) {
-    lastUpdated = ms
-    lastIso = new Date(ms).toISOString()
-  }
-  return lastIso
-}
-
 /** The start of an entry's JSON, up to its value: the key and its fields in the order of the bucket's shape. */
 export function entryHead (what: What, key: string, fields: readonly string[]): string {
   return `{"key":"${key}"${fieldsJson(what, fields)}`
@@ -362,9 +351,9 @@ export class Entries {
       w.utf8(read.json)
     }
     w.bytes(REVISION_HEAD)
-    w.latin1(String(this.revisionAt(slot)))
+    w.decimal(this.revisionAt(slot))
     w.bytes(UPDATED_HEAD)
-    w.latin1(isoOf(this.updatedAt(slot)))
+    w.isoTime(this.updatedAt(slot))
     w.byte(QUOTE)
     w.byte(0x7d)
   }
