@@ -35,15 +35,36 @@ test('the key counts in the bytes when the owner says so', () => {
   expect(cache.size).toBe(9) // 11 bytes each: key-1x and its value
 })
 
-test('obtain makes a value only when none is kept for what it is asked for, and keeps what it makes', () => {
+test('obtain makes a value only when none is kept for what it is asked for, and keeps what it makes for a key asked before', () => {
   const cache = new RecentlyUsed<string, number>({ maxBytes: 100, maxEntries: 3, bytesOf: (v) => v.length })
   let made = 0
   const make = (): string => `made ${++made}`
   expect(cache.obtain('q', 1, make)).toBe('made 1')
-  expect(cache.obtain('q', 1, make)).toBe('made 1')
-  expect(cache.obtain('q', 2, make)).toBe('made 2')
-  expect(cache.get('q', 2)).toBe('made 2')
-  expect(made).toBe(2)
+  expect(cache.size).toBe(0)
+  expect(cache.obtain('q', 1, make)).toBe('made 2')
+  expect(cache.obtain('q', 1, make)).toBe('made 2')
+  // Made for another state: the key was asked before, so the new value is kept at once.
+  expect(cache.obtain('q', 2, make)).toBe('made 3')
+  expect(cache.get('q', 2)).toBe('made 3')
+  expect(made).toBe(3)
+})
+
+test('a run of keys asked once keeps none of them and pushes out none of the keys asked again and again', () => {
+  const cache = new RecentlyUsed<string, number>({ maxBytes: 1000, maxEntries: 3, bytesOf: (v) => v.length })
+  for (let i = 0; i < 2; i++) cache.obtain('polled', 1, () => 'answer')
+  for (let i = 0; i < 100; i++) cache.obtain(`once-${i}`, 1, () => `answer ${i}`)
+  expect(cache.size).toBe(1)
+  expect(cache.get('polled', 1)).toBe('answer')
+})
+
+test('a key asked again only after four times maxEntries other new keys is not known any more', () => {
+  const cache = new RecentlyUsed<string, number>({ maxBytes: 1000, maxEntries: 3, bytesOf: (v) => v.length })
+  cache.obtain('q', 1, () => 'a')
+  for (let i = 0; i < 12; i++) cache.obtain(`other-${i}`, 1, () => 'b')
+  cache.obtain('q', 1, () => 'a')
+  expect(cache.get('q', 1)).toBeUndefined()
+  cache.obtain('q', 1, () => 'a')
+  expect(cache.get('q', 1)).toBe('a')
 })
 
 test('a hit moves its key to the most recent, even right after another hit moved its own', () => {

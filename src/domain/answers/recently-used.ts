@@ -4,6 +4,7 @@
 // bytes its values really hold (as its owner measures them) and by count.
 
 import { LRUCache } from 'lru-cache'
+import { hashOf } from '../store/key-table.js'
 
 /** The most of the cache one value may take: a larger one would push out most of the others for one key. */
 const ONE_VALUE_SHARE = 0.25
@@ -16,9 +17,37 @@ export interface Bounds<T> {
   bytesOf: (value: T, key: string) => number
 }
 
+/**
+ * The keys asked lately, as one bit of their hash each (TinyLFU's doorkeeper): 8 KB. It forgets
+ * them all after `window` keys it did not hold, so that it stays sparse (false positives: under
+ * 1 in 10 at the fullest).
+ */
+class AskedBefore {
+  private readonly bits = new Uint32Array(2048)
+  private added = 0
+
+  constructor (private readonly window: number) {}
+
+  /** Whether `key` was asked lately; notes that it is asked now. */
+  note (key: string): boolean {
+    const h = hashOf(key) & 0xffff
+    const word = h >>> 5
+    const bit = 1 << (h & 31)
+    const words = this.bits
+    if (((words[word] as number) & bit) !== 0) return true
+    if (++this.added > this.window) {
+      words.fill(0)
+      this.added = 1
+    }
+    words[word] = (words[word] as number) | bit
+    return false
+  }
+}
+
 /** Least recently used first out (lru-cache: a hit moves two indexes of a typed array, no allocation of the map). */
 export class RecentlyUsed<T extends object | string, V = string> {
   private readonly cache: LRUCache<string, { madeFrom: V, value: T }>
+  private readonly asked: AskedBefore
 
   constructor ({ maxBytes, maxEntries, bytesOf }: Bounds<T>) {
     this.cache = new LRUCache({
@@ -28,6 +57,8 @@ export class RecentlyUsed<T extends object | string, V = string> {
       // lru-cache takes a positive whole number.
       sizeCalculation: (kept, key) => Math.max(1, Math.ceil(bytesOf(kept.value, key)))
     })
+    // A key asked again after this many others would have left the cache anyway.
+    this.asked = new AskedBefore(4 * maxEntries)
   }
 
   /** The value kept for `key` if it was built from `madeFrom`. */
@@ -41,12 +72,18 @@ export class RecentlyUsed<T extends object | string, V = string> {
     return hit.value
   }
 
-  /** The value kept for `key` if it was made for `madeFrom`; else what `make` makes, kept. */
+  /**
+   * The value kept for `key` if it was made for `madeFrom`; else what `make` makes, kept when `key`
+   * was asked lately. A key asked once is not kept: a run of one-off requests (a console walking
+   * every node once, a client paging) neither pushes out what is asked again and again nor leaves
+   * its values for the old generation's collector, which cost a distinct request a quarter of its
+   * CPU (bench/RESULTS.md). A key asked again is made once more, then kept.
+   */
   obtain (key: string, madeFrom: V, make: () => T): T {
     let value = this.get(key, madeFrom)
     if (value === undefined) {
       value = make()
-      this.set(key, madeFrom, value)
+      if (this.asked.note(key)) this.set(key, madeFrom, value)
     }
     return value
   }

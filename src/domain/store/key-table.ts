@@ -14,7 +14,7 @@ const EMPTY = -1
 const MAX_LOAD = 0.7
 
 /** FNV-1a of a key's code units. */
-function hashOf (key: string): number {
+export function hashOf (key: string): number {
   let h = 0x811c9dc5
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
   return h >>> 0
