@@ -13,7 +13,11 @@ export class ByteWriter {
   /** Bytes written so far; set it back to a mark to take back what followed the mark. */
   length = 0
 
-  /** Room for `n` more bytes. */
+  /** Room for `n` more bytes: the buffer to write them in from `length` on, then set `length` past them. */
+  reserve (n: number): Buffer {
+    return this.room(n)
+  }
+
   private room (n: number): Buffer {
     if (this.length + n > this.buffer.length) {
       const grown = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.length + n))

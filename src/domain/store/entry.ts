@@ -42,7 +42,18 @@ const TOKENS_ARE_FIELDS = perBucket((what) => !(FIELDS[what] as readonly string[
 
 const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1')
 const ENTRY_HEADS = perBucket((what) => ENTRY_FIELDS[what].map(({ head }) => latin1(`${head}"`)))
+/** The bytes of an entry's field heads, its tokens' quotes included. */
+const ENTRY_HEADS_BYTES = perBucket((what) => ENTRY_HEADS[what].reduce((n, head) => n + head.length + 1, 0))
 const KEY_HEAD = latin1('{"key":"')
+/** Room for an entry's key and fields beside the key's bytes twice and the heads: `{"key":"` and the quote after it. */
+const ENTRY_FRAME = 9
+
+/** Copies `from[start..end)` into `to` at `at`; gives where it ended. Native past 64 bytes, a loop below. */
+function copy (from: Uint8Array, start: number, end: number, to: Buffer, at: number): number {
+  if (end - start > 64) return at + (from as Buffer).copy(to, at, start, end)
+  for (let i = start; i < end; i++) to[at++] = from[i] as number
+  return at
+}
 const VALUE_HEAD = latin1(',"value":')
 const REVISION_HEAD = latin1(',"revision":')
 const UPDATED_HEAD = latin1(',"updated":"')
@@ -325,15 +336,43 @@ export class Entries {
    * value not yet read, or not JSON, is made text.
    */
   writeJson (slot: number, w: ByteWriter): void {
-    w.bytes(KEY_HEAD)
-    const start = w.length
-    this.keys.writeKey(slot, w)
-    const end = w.length
-    w.byte(QUOTE)
-    this.writeFields(slot, start, end, w)
     const known = this.known.pageOf(slot)
     const at = inPage(slot)
-    if (known[at] === Known.json) {
+    // A value not yet read is read once; one that is not JSON is written as valueJson says.
+    let notJson: string | undefined
+    if (known[at] !== Known.json) {
+      const read = valueJson(this.valueAt(slot), known[at] as Known)
+      known[at] = read.known
+      if (read.known !== Known.json) notJson = read.json
+    }
+    // A byte loop a piece, into room reserved once: an answer writes its entries one after the
+    // other, and a call a piece was most of an uncached answer's time (bench/RESULTS.md).
+    const keys = this.keys
+    const keySlab = keys.slabAt(slot)
+    const keyStart = keys.offsetAt(slot)
+    const keyEnd = keyStart + keys.lengthAt(slot)
+    const buffer = w.reserve(ENTRY_FRAME + 2 * (keyEnd - keyStart) + ENTRY_HEADS_BYTES[this.what])
+    let to = copy(KEY_HEAD, 0, KEY_HEAD.length, buffer, w.length)
+    to = copy(keySlab, keyStart, keyEnd, buffer, to)
+    buffer[to++] = QUOTE
+    if (TOKENS_ARE_FIELDS[this.what]) {
+      const heads = ENTRY_HEADS[this.what]
+      let from = keyStart
+      for (let i = 0; i < heads.length; i++) {
+        let end = keyEnd
+        if (i < heads.length - 1) for (end = from; end < keyEnd && keySlab[end] !== DOT; end++);
+        const head = heads[i] as Buffer
+        to = copy(head, 0, head.length, buffer, to)
+        to = copy(keySlab, from, end, buffer, to)
+        buffer[to++] = QUOTE
+        from = end + 1
+      }
+      w.length = to
+    } else {
+      w.length = to
+      w.utf8(fieldsJson(this.what, fieldsOf(this.what, this.keys.keyAt(slot))))
+    }
+    if (notJson === undefined) {
       // Read in place in its slab: no view of the value is made (a JSON value is never empty).
       const places = this.places.pageOf(slot)
       const where = places[2 * at] as number
@@ -342,13 +381,12 @@ export class Entries {
       let end = start + (places[2 * at + 1] as number)
       while (start < end && isJsonSpace(slab[start] as number)) start++
       while (end > start && isJsonSpace(slab[end - 1] as number)) end--
-      w.bytes(VALUE_HEAD)
-      w.bytes(slab, start, end)
+      const room = w.reserve(VALUE_HEAD.length + end - start)
+      to = copy(VALUE_HEAD, 0, VALUE_HEAD.length, room, w.length)
+      w.length = copy(slab, start, end, room, to)
     } else {
-      const read = valueJson(this.valueAt(slot), known[at] as Known)
-      known[at] = read.known
       w.byte(0x2c)
-      w.utf8(read.json)
+      w.utf8(notJson)
     }
     w.bytes(REVISION_HEAD)
     w.decimal(this.revisionAt(slot))
@@ -356,28 +394,6 @@ export class Entries {
     w.isoTime(this.updatedAt(slot))
     w.byte(QUOTE)
     w.byte(0x7d)
-  }
-
-  /**
-   * The key's fields as the entry's JSON writes them, the key's bytes being at `start` to `end` of
-   * `w`: its tokens as they stand, or decoded where the bucket decodes one.
-   */
-  private writeFields (slot: number, start: number, end: number, w: ByteWriter): void {
-    if (TOKENS_ARE_FIELDS[this.what]) {
-      const heads = ENTRY_HEADS[this.what]
-      let from = start
-      for (let i = 0; i < heads.length; i++) {
-        let to = from
-        if (i === heads.length - 1) to = end
-        else while (w.at(to) !== DOT) to++
-        w.bytes(heads[i] as Buffer)
-        w.again(from, to)
-        w.byte(QUOTE)
-        from = to + 1
-      }
-      return
-    }
-    w.utf8(fieldsJson(this.what, fieldsOf(this.what, this.keys.keyAt(slot))))
   }
 
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */

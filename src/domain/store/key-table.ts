@@ -4,7 +4,6 @@
 // an open-addressing table of slots (~50 bytes in all).
 
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
-import type { ByteWriter } from './byte-writer.js'
 
 /** Keys' bytes come in slabs that stay put; a key never spans two. */
 const SLAB_BITS = 16
@@ -105,13 +104,14 @@ export class KeyTable {
     return this.places.pageOf(slot)[2 * inPage(slot) + 1] as number
   }
 
-  /** Writes the key in `slot` as its bytes, with no string made. */
-  writeKey (slot: number, w: ByteWriter): void {
-    const places = this.places.pageOf(slot)
-    const at = 2 * inPage(slot)
-    const start = places[at] as number
-    const offset = start & (SLAB - 1)
-    w.bytes(this.slabs[start >>> SLAB_BITS] as Buffer, offset, offset + (places[at + 1] as number))
+  /** The slab that holds the key in `slot` (its bytes are at `offsetAt` for `lengthAt`). */
+  slabAt (slot: number): Buffer {
+    return this.slabs[(this.places.pageOf(slot)[2 * inPage(slot)] as number) >>> SLAB_BITS] as Buffer
+  }
+
+  /** Where the key in `slot` starts in its slab. */
+  offsetAt (slot: number): number {
+    return (this.places.pageOf(slot)[2 * inPage(slot)] as number) & (SLAB - 1)
   }
 
   /** The sign of the key in `slot` against `key` in code-unit order, without making its string. */
