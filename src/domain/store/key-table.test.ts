@@ -59,12 +59,14 @@ test('sorted gives the keys wanted in code-unit order with their slots', () => {
   expect(Array.from(slots, (slot) => table.keyAt(slot))).toEqual(keys)
 })
 
-test('reserve makes room beforehand: as many keys as reserved are added with no table grown, and all are found', () => {
+test('reserve makes room beforehand, and no more: as many keys as reserved are added with no table grown, and all are found', () => {
   const table = new KeyTable()
   const rehash = vi.spyOn(table as unknown as { rehash: (size: number) => void }, 'rehash')
   table.reserve(6000)
   table.reserve(10)
   expect(rehash).toHaveBeenCalledTimes(1)
+  // Cells for the keys at the table's most load (0.7), not the next power of two (16384).
+  expect((table as unknown as { cells: Int32Array }).cells.length).toBeLessThanOrEqual(Math.ceil(6000 / 0.7) + 1)
   const keys = Array.from({ length: 6000 }, (_, i) => `n${i % 97}.m${i}`)
   keys.forEach((key, i) => expect(table.add(key)).toBe(i))
   expect(rehash).toHaveBeenCalledTimes(1)
