@@ -8,10 +8,40 @@ const DAY_MS = 86_400_000
 const MIN_4_DIGIT_YEAR = -62_167_219_200_000
 const MAX_4_DIGIT_YEAR = 253_402_300_800_000
 
+/** `n` (0–99) as two digits at `at`. */
+function twoDigits (buffer: Uint8Array, at: number, n: number): void {
+  const tens = (n / 10) | 0
+  buffer[at] = 0x30 + tens
+  buffer[at + 1] = 0x30 + (n - 10 * tens)
+}
+
+/** The civil date of a day since the epoch as `YYYY-MM-DDT` (H. Hinnant's civil_from_days, in 400-year eras from 0000-03-01). */
+function writeDate (days: number, out: Uint8Array): void {
+  const z = days + 719468
+  const era = Math.floor(z / 146097)
+  const ofEra = z - era * 146097
+  const yearOfEra = Math.floor((ofEra - Math.floor(ofEra / 1460) + Math.floor(ofEra / 36524) - Math.floor(ofEra / 146096)) / 365)
+  const dayOfYear = ofEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
+  const mp = Math.floor((5 * dayOfYear + 2) / 153)
+  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1
+  const month = mp < 10 ? mp + 3 : mp - 9
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  twoDigits(out, 0, Math.floor(year / 100))
+  twoDigits(out, 2, year % 100)
+  out[4] = 0x2d
+  twoDigits(out, 5, month)
+  out[7] = 0x2d
+  twoDigits(out, 8, day)
+  out[10] = 0x54
+}
+
 export class ByteWriter {
   private buffer = Buffer.allocUnsafe(START)
   /** Bytes written so far; set it back to a mark to take back what followed the mark. */
   length = 0
+  /** The day `isoTime` last wrote and its `YYYY-MM-DDT`: the entries of an answer share a few days. */
+  private isoDay = Number.NaN
+  private readonly isoDate = new Uint8Array(11)
 
   /** Room for `n` more bytes: the buffer to write them in from `length` on, then set `length` past them. */
   reserve (n: number): Buffer {
@@ -54,7 +84,7 @@ export class ByteWriter {
     this.length = at
     do {
       const rest = Math.floor(n / 10)
-      buffer[--at] = 0x30 + n - 10 * rest
+      buffer[--at] = 0x30 + (n - 10 * rest)
       n = rest
     } while (n > 0)
   }
@@ -71,46 +101,30 @@ export class ByteWriter {
       return
     }
     const days = Math.floor(ms / DAY_MS)
-    let inDay = ms - days * DAY_MS
-    // The civil date of a day count (H. Hinnant's days_from_civil, inverted), in a 400-year era from 0000-03-01.
-    const z = days + 719468
-    const era = Math.floor(z / 146097)
-    const ofEra = z - era * 146097
-    const yearOfEra = Math.floor((ofEra - Math.floor(ofEra / 1460) + Math.floor(ofEra / 36524) - Math.floor(ofEra / 146096)) / 365)
-    const dayOfYear = ofEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
-    const mp = Math.floor((5 * dayOfYear + 2) / 153)
-    const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1
-    const month = mp < 10 ? mp + 3 : mp - 9
-    const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    if (days !== this.isoDay) {
+      this.isoDay = days
+      writeDate(days, this.isoDate)
+    }
     const buffer = this.room(24)
     const at = this.length
     this.length += 24
-    const two = (n: number, to: number): void => {
-      const tens = Math.floor(n / 10)
-      buffer[to] = 0x30 + tens
-      buffer[to + 1] = 0x30 + n - 10 * tens
-    }
-    two(Math.floor(year / 100), at)
-    two(year % 100, at + 2)
-    buffer[at + 4] = 0x2d
-    two(month, at + 5)
-    buffer[at + 7] = 0x2d
-    two(day, at + 8)
-    buffer[at + 10] = 0x54
-    const hours = Math.floor(inDay / 3_600_000)
-    inDay -= hours * 3_600_000
-    const minutes = Math.floor(inDay / 60_000)
-    inDay -= minutes * 60_000
-    const seconds = Math.floor(inDay / 1000)
-    const millis = inDay - seconds * 1000
-    two(hours, at + 11)
+    for (let i = 0; i < 11; i++) buffer[at + i] = this.isoDate[i] as number
+    // Whole numbers below 2^31 from here on: `| 0` truncates as Math.floor does.
+    let rest = ms - days * DAY_MS
+    const hours = (rest / 3_600_000) | 0
+    rest -= hours * 3_600_000
+    const minutes = (rest / 60_000) | 0
+    rest -= minutes * 60_000
+    const seconds = (rest / 1000) | 0
+    const millis = rest - seconds * 1000
+    twoDigits(buffer, at + 11, hours)
     buffer[at + 13] = 0x3a
-    two(minutes, at + 14)
+    twoDigits(buffer, at + 14, minutes)
     buffer[at + 16] = 0x3a
-    two(seconds, at + 17)
+    twoDigits(buffer, at + 17, seconds)
     buffer[at + 19] = 0x2e
-    buffer[at + 20] = 0x30 + Math.floor(millis / 100)
-    two(millis % 100, at + 21)
+    buffer[at + 20] = 0x30 + ((millis / 100) | 0)
+    twoDigits(buffer, at + 21, millis % 100)
     buffer[at + 23] = 0x5a
   }
 
