@@ -9,7 +9,7 @@ import { fieldsOf, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { perBucket } from '../wire/buckets.js'
 import { KeyTable } from './key-table.js'
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
-import { ByteWriter } from './byte-writer.js'
+import { ByteWriter, copyBytes } from './byte-writer.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */
 const enum Known { unread = 0, json = 1, notJson = 2, notUtf8 = 3, deleted = 4 }
@@ -48,12 +48,6 @@ const KEY_HEAD = latin1('{"key":"')
 /** Room for an entry's key and fields beside the key's bytes twice and the heads: `{"key":"` and the quote after it. */
 const ENTRY_FRAME = 9
 
-/** Copies `from[start..end)` into `to` at `at`; gives where it ended. Native past 64 bytes, a loop below. */
-function copy (from: Uint8Array, start: number, end: number, to: Buffer, at: number): number {
-  if (end - start > 64) return at + (from as Buffer).copy(to, at, start, end)
-  for (let i = start; i < end; i++) to[at++] = from[i] as number
-  return at
-}
 const VALUE_HEAD = latin1(',"value":')
 const REVISION_HEAD = latin1(',"revision":')
 const UPDATED_HEAD = latin1(',"updated":"')
@@ -345,33 +339,7 @@ export class Entries {
       known[at] = read.known
       if (read.known !== Known.json) notJson = read.json
     }
-    // A byte loop a piece, into room reserved once: an answer writes its entries one after the
-    // other, and a call a piece was most of an uncached answer's time (bench/RESULTS.md).
-    const keys = this.keys
-    const keySlab = keys.slabAt(slot)
-    const keyStart = keys.offsetAt(slot)
-    const keyEnd = keyStart + keys.lengthAt(slot)
-    const buffer = w.reserve(ENTRY_FRAME + 2 * (keyEnd - keyStart) + ENTRY_HEADS_BYTES[this.what])
-    let to = copy(KEY_HEAD, 0, KEY_HEAD.length, buffer, w.length)
-    to = copy(keySlab, keyStart, keyEnd, buffer, to)
-    buffer[to++] = QUOTE
-    if (TOKENS_ARE_FIELDS[this.what]) {
-      const heads = ENTRY_HEADS[this.what]
-      let from = keyStart
-      for (let i = 0; i < heads.length; i++) {
-        let end = keyEnd
-        if (i < heads.length - 1) for (end = from; end < keyEnd && keySlab[end] !== DOT; end++);
-        const head = heads[i] as Buffer
-        to = copy(head, 0, head.length, buffer, to)
-        to = copy(keySlab, from, end, buffer, to)
-        buffer[to++] = QUOTE
-        from = end + 1
-      }
-      w.length = to
-    } else {
-      w.length = to
-      w.utf8(fieldsJson(this.what, fieldsOf(this.what, this.keys.keyAt(slot))))
-    }
+    this.writeKeyAndFields(slot, w)
     if (notJson === undefined) {
       // Read in place in its slab: no view of the value is made (a JSON value is never empty).
       const places = this.places.pageOf(slot)
@@ -382,8 +350,7 @@ export class Entries {
       while (start < end && isJsonSpace(slab[start] as number)) start++
       while (end > start && isJsonSpace(slab[end - 1] as number)) end--
       const room = w.reserve(VALUE_HEAD.length + end - start)
-      to = copy(VALUE_HEAD, 0, VALUE_HEAD.length, room, w.length)
-      w.length = copy(slab, start, end, room, to)
+      w.length = copyBytes(slab, start, end, room, copyBytes(VALUE_HEAD, 0, VALUE_HEAD.length, room, w.length))
     } else {
       w.byte(0x2c)
       w.utf8(notJson)
@@ -394,6 +361,38 @@ export class Entries {
     w.isoTime(this.updatedAt(slot))
     w.byte(QUOTE)
     w.byte(0x7d)
+  }
+
+  /**
+   * `{"key":"<key>"` and the key's fields, in room reserved once, by byte loops over the key
+   * table's slab: an answer writes its entries one after the other, and a call through the writer
+   * a piece was most of an uncached answer's time (bench/RESULTS.md).
+   */
+  private writeKeyAndFields (slot: number, w: ByteWriter): void {
+    const keys = this.keys
+    const keySlab = keys.slabAt(slot)
+    const keyStart = keys.offsetAt(slot)
+    const keyEnd = keyStart + keys.lengthAt(slot)
+    const buffer = w.reserve(ENTRY_FRAME + 2 * (keyEnd - keyStart) + ENTRY_HEADS_BYTES[this.what])
+    let to = copyBytes(KEY_HEAD, 0, KEY_HEAD.length, buffer, w.length)
+    to = copyBytes(keySlab, keyStart, keyEnd, buffer, to)
+    buffer[to++] = QUOTE
+    if (!TOKENS_ARE_FIELDS[this.what]) {
+      w.length = to
+      w.utf8(fieldsJson(this.what, fieldsOf(this.what, keys.keyAt(slot))))
+      return
+    }
+    const heads = ENTRY_HEADS[this.what]
+    let from = keyStart
+    for (let i = 0; i < heads.length; i++) {
+      let end = keyEnd
+      if (i < heads.length - 1) for (end = from; end < keyEnd && keySlab[end] !== DOT; end++);
+      const head = heads[i] as Buffer
+      to = copyBytes(keySlab, from, end, buffer, copyBytes(head, 0, head.length, buffer, to))
+      buffer[to++] = QUOTE
+      from = end + 1
+    }
+    w.length = to
   }
 
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */
