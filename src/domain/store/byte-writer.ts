@@ -58,10 +58,6 @@ export class ByteWriter {
 
   /** Room for `n` more bytes: the buffer to write them in from `length` on, then set `length` past them. */
   reserve (n: number): Buffer {
-    return this.room(n)
-  }
-
-  private room (n: number): Buffer {
     if (this.length + n > this.buffer.length) {
       const grown = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.length + n))
       this.buffer.copy(grown, 0, 0, this.length)
@@ -72,7 +68,7 @@ export class ByteWriter {
 
   /** Text known to hold no character past U+00FF (an in-shape key, a number, a date): a byte each. */
   latin1 (text: string): void {
-    const buffer = this.room(text.length)
+    const buffer = this.reserve(text.length)
     let at = this.length
     // A loop: most such texts are a few bytes, where a call into the encoder costs more.
     for (let i = 0; i < text.length; i++) buffer[at++] = text.charCodeAt(i)
@@ -81,7 +77,7 @@ export class ByteWriter {
 
   /** Any text, as UTF-8. */
   utf8 (text: string): void {
-    this.length += this.room(3 * text.length).write(text, this.length, 'utf8')
+    this.length += this.reserve(3 * text.length).write(text, this.length, 'utf8')
   }
 
   /** A whole number as JSON writes it (digits, no sign or exponent): a revision, a count. */
@@ -92,7 +88,7 @@ export class ByteWriter {
     }
     let digits = 1
     for (let p = 10; p <= n; p *= 10) digits++
-    const buffer = this.room(digits)
+    const buffer = this.reserve(digits)
     let at = this.length + digits
     this.length = at
     do {
@@ -118,7 +114,7 @@ export class ByteWriter {
       this.isoDay = days
       writeDate(days, this.isoDate)
     }
-    const buffer = this.room(24)
+    const buffer = this.reserve(24)
     const at = this.length
     this.length += 24
     for (let i = 0; i < 11; i++) buffer[at + i] = this.isoDate[i] as number
@@ -142,11 +138,11 @@ export class ByteWriter {
   }
 
   byte (b: number): void {
-    this.room(1)[this.length++] = b
+    this.reserve(1)[this.length++] = b
   }
 
   bytes (from: Uint8Array, start = 0, end = from.length): void {
-    this.length = copyBytes(from, start, end, this.room(end - start), this.length)
+    this.length = copyBytes(from, start, end, this.reserve(end - start), this.length)
   }
 
   /** The bytes written from `start` on, as text. */

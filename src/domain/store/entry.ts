@@ -45,8 +45,8 @@ const ENTRY_HEADS = perBucket((what) => ENTRY_FIELDS[what].map(({ head }) => lat
 /** The bytes of an entry's field heads, its tokens' quotes included. */
 const ENTRY_HEADS_BYTES = perBucket((what) => ENTRY_HEADS[what].reduce((n, head) => n + head.length + 1, 0))
 const KEY_HEAD = latin1('{"key":"')
-/** Room for an entry's key and fields beside the key's bytes twice and the heads: `{"key":"` and the quote after it. */
-const ENTRY_FRAME = 9
+/** Room for an entry's key and fields beside the key's bytes twice and the heads: `{"key":"` and the quote after the key. */
+const ENTRY_FRAME = KEY_HEAD.length + 1
 
 const VALUE_HEAD = latin1(',"value":')
 const REVISION_HEAD = latin1(',"revision":')
