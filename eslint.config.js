@@ -19,6 +19,17 @@ export default [
     }
   },
   {
+    // typebox's values come from src/vendor/typebox.ts, which the build bundles: an import of the
+    // library itself would load its ~540 modules at every start again. Its types are erased.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/vendor/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^typebox(/|$)', allowTypeImports: true, message: "import typebox's values from src/vendor/typebox.ts (bundled by the build); only types from 'typebox' itself" }]
+      }]
+    }
+  },
+  {
     // The page at GET / runs in a browser: the names of the browser it uses.
     files: ['src/http/page/**/*.js'],
     languageOptions: {

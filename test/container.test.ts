@@ -176,6 +176,13 @@ test('the build imports only production dependencies and Node\'s own modules (np
   expect(wanted.filter((p) => !deps.includes(p))).toEqual([])
 })
 
+test('the build holds typebox in one bundled module (src/vendor/typebox.ts): no module of it imports the library\'s ~540', async () => {
+  const vendor = await readFile(join(app, 'dist', 'vendor', 'typebox.js'), 'utf8')
+  expect(vendor).toContain('Compile')
+  const imports = await run('grep', ['-rlE', String.raw`(from|import\() *["']typebox`, join(app, 'dist')]).then(({ stdout }) => stdout, () => '')
+  expect(imports).toBe('')
+})
+
 describe('the built entrypoint as uid 65534 from a read-only directory', () => {
   let service: ChildProcess
   let output: ReturnType<typeof collect>

@@ -1,7 +1,7 @@
 // The micro protocol v1 answers of $SRV.PING, $SRV.INFO and $SRV.STATS as nats.js sends them for the
 // verb's service: schemas for the AsyncAPI document (a test holds real answers to them).
 
-import { Type } from 'typebox'
+import { Type } from '../vendor/typebox.js'
 
 const identity = {
   name: Type.String({ description: 'The service name: `mesh-provisioner`.' }),

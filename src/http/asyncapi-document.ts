@@ -5,7 +5,7 @@
 // asyncapi/asyncapi.json (`npm run openapi` writes it; a test fails when it drifts).
 
 import type { TSchema } from 'typebox'
-import { Type } from 'typebox'
+import { Type } from '../vendor/typebox.js'
 import { MICRO_CODE } from '../bus/errors.js'
 import { InfoAnswer, PingAnswer, StatsAnswer } from '../bus/discovery.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../domain/wire/key-shapes.js'

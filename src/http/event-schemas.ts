@@ -1,7 +1,8 @@
 // The `data:` of each event an event stream sends (docs/following-changes.md), beside the entries and out-of-shape
 // keys it shares with answers: for the AsyncAPI document, which tests hold real events to.
 
-import { Type, type TSchema } from 'typebox'
+import type { TSchema } from 'typebox'
+import { Type } from '../vendor/typebox.js'
 import type { What } from '../domain/wire/key-shapes.js'
 import { Answers, EntrySchemas, ModuleRow, NodeRow, OutOfShape, type Overview } from '../domain/wire/schemas.js'
 

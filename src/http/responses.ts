@@ -2,7 +2,7 @@
 // response of a shared schema, the refusals), and what those routes are given: one module, so that
 // the route modules under routes/ describe their answers alike.
 
-import { Type } from 'typebox'
+import { Type } from '../vendor/typebox.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import { defined } from '../domain/defined.js'
 import { BUCKET_MISSING_EXAMPLE, INTERNAL_EXAMPLE } from './examples.js'

@@ -1,7 +1,8 @@
 // The HTTP-only shapes, built from the domain schemas: each route's query string is the domain's
 // request fields that narrow its request, and responses name the domain's answer documents.
 
-import { Type, type Static, type TObject, type TSchema } from 'typebox'
+import type { Static, TObject, TSchema } from 'typebox'
+import { Type } from '../vendor/typebox.js'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
 import { HTTP_CODES } from './errors.js'
 import { MAX_WAIT_MS } from './wait.js'

@@ -4,8 +4,8 @@
 // (src/http/tokens.ts).
 
 import { createHash, randomBytes } from 'node:crypto'
-import { Type, type Static } from 'typebox'
-import { Compile } from 'typebox/schema'
+import type { Static } from 'typebox'
+import { Compile, Type } from '../vendor/typebox.js'
 import { StartError } from '../start-error.js'
 import { TOKEN_PATTERN } from '../domain/wire/key-shapes.js'
 import { MAX_VALUES } from '../domain/wire/schemas.js'

@@ -1,7 +1,8 @@
 // The registry's compiled default table (docs/registry.md): which domain answers which kind of placeholder.
 // REGISTRY_DOMAINS_FILE may replace it with a JSON file of the same shape.
 
-import { Type, type Static } from 'typebox'
+import type { Static } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import { BUCKETS, TOKEN_PATTERN, shapeOf } from '../wire/key-shapes.js'
 
 export const Domain = Type.Object({

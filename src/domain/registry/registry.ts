@@ -1,7 +1,7 @@
 // Compiles a domain table into the registry's answers, one per kind, as canonical bytes: the
 // writer compares bytes, so two instances with one table agree on what "differs" means.
 
-import { Compile } from 'typebox/schema'
+import { Compile } from '../../vendor/typebox.js'
 import { DomainTable, type Domain } from './registry-table.js'
 import { type RegistryValue } from '../wire/schemas.js'
 /** A domain table that will not do, naming the domain and what to change: the start reads it as REGISTRY_DOMAINS_FILE's refusal. */

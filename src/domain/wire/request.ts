@@ -4,7 +4,7 @@
 
 // typebox/schema's Compile: the validator of typebox/compile (the same Check and Errors) without the
 // ~150 modules of typebox/value that come with it, ~1 MB of heap held by every process.
-import { Compile } from 'typebox/schema'
+import { Compile } from '../../vendor/typebox.js'
 import { WHATS, type What } from './key-shapes.js'
 import { byAliasesOf, FIELD_DESCRIPTIONS, FIELD_NAMES, fieldNamed, filtersOf, isDecoded, type FieldName } from './buckets.js'
 import { decodeCollection } from './collection-name.js'

@@ -2,7 +2,8 @@
 // routes' query strings and responses, the OpenAPI document and the endpoint's metadata are all
 // made from these typebox schemas, and the TypeScript types are their Static<>.
 
-import { Type, type Static, type TSchema } from 'typebox'
+import type { Static, TSchema } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import { BUCKETS, FIELDS, TOKEN_PATTERN, type What } from './key-shapes.js'
 import { BUCKET_DESCRIPTIONS, BY_NAMES, byAliasesOf, FIELD_DESCRIPTIONS, FIELD_NAMES, filtersOf, isDecoded, perBucket, WHATS, type FieldName } from './buckets.js'
 import { ERROR_CODES } from './errors.js'

@@ -6,7 +6,7 @@
 
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import { BUCKETS, WHATS, shapeOf, type What } from '../../domain/wire/key-shapes.js'
 import { badRequest, ProvisionerError } from '../../domain/wire/errors.js'
 import type { Provisioning } from '../../domain/answers/provisioning.js'

@@ -5,7 +5,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import { BUCKETS, WHATS, type What } from '../../domain/wire/key-shapes.js'
 import { byNamesOf } from '../../domain/wire/buckets.js'
 import { badRequest as badRequestOf } from '../../domain/wire/errors.js'

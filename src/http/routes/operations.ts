@@ -3,7 +3,7 @@
 
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import type { Metrics } from '../../metrics.js'
 import { readiness, type ReadinessDeps } from '../readiness.js'
 import { Health } from '../schemas.js'

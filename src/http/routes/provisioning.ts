@@ -4,7 +4,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import { BUCKETS, FIELDS, WHATS, keyOf, shapeOf, type Fields, type What } from '../../domain/wire/key-shapes.js'
 import { badRequest as badRequestOf } from '../../domain/wire/errors.js'
 import { keptRequestBytes, type KeptRequest } from '../../domain/answers/provisioning.js'

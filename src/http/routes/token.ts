@@ -3,7 +3,7 @@
 
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from 'typebox'
+import { Type } from '../../vendor/typebox.js'
 import { readParameters } from '../../domain/wire/request.js'
 import { badRequest } from '../../domain/wire/errors.js'
 import { refused } from '../responses.js'
