@@ -17,7 +17,7 @@ import { lazyChildLogger } from './lazy-logger.js'
 import { Pool } from './holds.js'
 import { brokenEscape } from './query-string.js'
 import { unsent } from './unsent.js'
-import { plainJson, SHARED_SCHEMAS, type VerbState } from './schemas.js'
+import { SCHEMA_COMPILERS, SHARED_SCHEMAS, type VerbState } from './schemas.js'
 import { documents } from './routes/documents.js'
 import { events } from './routes/events.js'
 import type { EventsOptions } from './streams.js'
@@ -100,7 +100,6 @@ export async function buildApp (deps: AppDeps): Promise<FastifyInstance> {
   const app = createFastify(deps)
   app.decorateRequest('outcome', 'ok')
   if (deps.maxConnections !== undefined) boundConnections(app, deps.maxConnections)
-  app.setSerializerCompiler(plainJson)
   answerHooks(app, deps)
   await app.register(unsent, { maxAnswerBytes: deps.maxAnswerBytes, log: deps.log })
   const refuseUnread = refusals(app)
@@ -132,6 +131,7 @@ function createFastify (deps: AppDeps): FastifyInstance {
   return Fastify({
     ...transport,
     loggerInstance: deps.log,
+    schemaController: SCHEMA_COMPILERS,
     // The answers are the hot path: no log line per request at info (one at debug, in answerHooks).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: 'x-request-id',

@@ -1,6 +1,7 @@
 // The HTTP-only shapes, built from the domain schemas: each route's query string is the domain's
 // request fields that narrow its request, and responses name the domain's answer documents.
 
+import type { FastifyServerOptions } from 'fastify'
 import type { Static, TObject, TSchema } from 'typebox'
 import { Type } from '../vendor/typebox.js'
 import { FIELDS, type What } from '../domain/wire/key-shapes.js'
@@ -20,7 +21,7 @@ export function annotation (schema: TSchema, name: 'description' | '$id'): strin
  * and the domain's reader alone judges them, so that a refusal says what the verb says for the
  * same field.
  */
-export const judgedByTheDomain = () => () => true
+const judgedByTheDomain = () => () => true
 
 /**
  * The gateway's serializer: every body it sends is a string the domain serialized (answers,
@@ -29,7 +30,22 @@ export const judgedByTheDomain = () => () => true
  * otherwise compile a serializer for every status of every route and of its HEAD twin at start:
  * ~6 MB held and ~100 ms of the start (bench/RESULTS.md).
  */
-export const plainJson = () => JSON.stringify
+const plainJson = () => JSON.stringify
+
+/**
+ * Fastify's `schemaController` for the gateway and its document's instance: every route judged by
+ * the domain and serialized plainly, from the start. Given after construction instead, fastify had
+ * already loaded its defaults, ajv and fast-json-stringify, which no route uses: ~60 ms of CPU at
+ * every start (bench/RESULTS.md, "The start").
+ */
+export const SCHEMA_COMPILERS = {
+  compilersFactory: {
+    // Typed as ajv's by fastify; fastify calls what it makes with the data alone, as here.
+    buildValidator: (() => judgedByTheDomain) as unknown as NonNullable<Compilers['buildValidator']>,
+    buildSerializer: () => plainJson
+  }
+} satisfies FastifyServerOptions['schemaController']
+type Compilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
 
 /** The limit when a query string gives none (docs/http.md); the domain's MAX_LIMIT caps it. */
 export const DEFAULT_LIMIT = 1000

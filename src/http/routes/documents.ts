@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
 import { LICENSE } from '../../version.js'
 import { asyncApiText } from '../asyncapi-document.js'
-import { judgedByTheDomain, plainJson } from '../schemas.js'
+import { SCHEMA_COMPILERS } from '../schemas.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -81,9 +81,7 @@ function swaggerOptions (version: string): SwaggerOptions {
  */
 async function generate (app: FastifyInstance, routes: readonly RouteOptions[], version: string): Promise<object> {
   const { default: swagger } = await import('@fastify/swagger')
-  const doc = Fastify({ exposeHeadRoutes: false })
-  doc.setValidatorCompiler(judgedByTheDomain)
-  doc.setSerializerCompiler(plainJson)
+  const doc = Fastify({ exposeHeadRoutes: false, schemaController: SCHEMA_COMPILERS })
   try {
     await doc.register(swagger, swaggerOptions(version))
     for (const schema of Object.values(app.getSchemas())) doc.addSchema(schema)

@@ -13,7 +13,7 @@ import type { Provisioning } from '../../domain/answers/provisioning.js'
 import { readOverviewParameters, readParameters, type OverviewRequest, type BucketRequest } from '../../domain/wire/request.js'
 import { NARROWED_BY, OVERVIEWS, type Overview } from '../../domain/wire/schemas.js'
 import { accessOf } from '../access.js'
-import { judgedByTheDomain, parameterOf } from '../schemas.js'
+import { parameterOf } from '../schemas.js'
 import { INTERNAL_EXAMPLE, refusal } from '../examples.js'
 import { RETRY_AFTER_S } from '../holds.js'
 import { RETRY_MS, type EventType } from '../sse.js'
@@ -102,13 +102,13 @@ export const events = fp<EventsDeps>(async (app, deps) => { registerEvents(app, 
 function registerEvents (app: FastifyInstance, deps: EventsDeps): void {
   const gateway = streamGateway(app, deps)
   for (const what of WHATS) {
-    app.get(`/v1/${what}/events`, { config: accessOf(what), validatorCompiler: judgedByTheDomain, schema: streamRouteSchema(what) }, async (request, reply) => {
+    app.get(`/v1/${what}/events`, { config: accessOf(what), schema: streamRouteSchema(what) }, async (request, reply) => {
       const { followed, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
       await openStream(gateway, request, reply, (sse) => new StreamOfRequest(deps, gateway.reads, sse, followed, resume))
     })
   }
   for (const what of OVERVIEWS) {
-    app.get(`/v1/${what}/events`, { validatorCompiler: judgedByTheDomain, schema: rowStreamRouteSchema(what) }, async (request, reply) => {
+    app.get(`/v1/${what}/events`, { schema: rowStreamRouteSchema(what) }, async (request, reply) => {
       const { followed, resume } = readStream(what, request.query as Record<string, unknown>, request.headers['last-event-id'])
       const source: StreamSource = new RowSource(deps, followed)
       await openStream(gateway, request, reply, (sse) => new StreamFollower(source, gateway.reads, sse, resume))

@@ -18,7 +18,7 @@ import { etagOf, sendAnswer } from '../answer.js'
 import { refusal } from '../examples.js'
 import { FACETS_EXAMPLES, MODULE_EXAMPLE, MODULE_NOT_FOUND_EXAMPLE, MODULES_EXAMPLE, NODE_EXAMPLE, NODE_NOT_FOUND_EXAMPLE, NODES_EXAMPLE } from '../overview-examples.js'
 import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from '../responses.js'
-import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, judgedByTheDomain, querystringOfFields } from '../schemas.js'
+import { DEFAULT_LIMIT, ROW_SCHEMAS, annotation, querystringOfFields } from '../schemas.js'
 import { hold, needsWhat, readWait } from '../wait.js'
 
 /** A route's request, read once per URL, and the ETag of the tag it last answered. */
@@ -74,7 +74,6 @@ function registerOverviewRoutes (server: FastifyInstance, deps: RouteDeps): void
     const url = `/v1/${what}`
     const about = OVERVIEW_ABOUT[what]
     app.get(url, {
-      validatorCompiler: judgedByTheDomain,
       schema: {
         tags: ['at a glance'],
         operationId: `list${what[0]?.toUpperCase()}${what.slice(1)}`,
@@ -110,7 +109,6 @@ function registerFacetsRoutes (server: FastifyInstance, deps: RouteDeps, answer:
     const url = `/v1/${what}/facets`
     app.get(url, {
       config: accessOf(what),
-      validatorCompiler: judgedByTheDomain,
       schema: {
         tags: ['at a glance'],
         operationId: `facets${what[0]?.toUpperCase()}${what.slice(1)}`,
@@ -182,7 +180,6 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>()
   const token = (field: 'node' | 'module') => Type.String({ ...FilterValues[field], description: `The ${field} (one key token).` })
   app.get('/v1/nodes/:node', {
-    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['at a glance'],
       operationId: 'getNode',
@@ -204,7 +201,6 @@ function registerRowRoutes (server: FastifyInstance, deps: RouteDeps): void {
     return await sendRow(request, reply, deps, overviewRequest, '/v1/nodes/{node}', () => deps.provisioning.overviews.node(node))
   })
   app.get('/v1/modules/:node/:module', {
-    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['at a glance'],
       operationId: 'getModule',

@@ -15,7 +15,7 @@ import { accessOf, requestKey } from '../access.js'
 import { etagOf, sendAnswer } from '../answer.js'
 import { ANSWER_EXAMPLES, CURSOR_EXPIRED_EXAMPLE, ENTRY_EXAMPLES, NOT_FOUND_EXAMPLES, refusal } from '../examples.js'
 import { ANSWER_HEADERS, badRequest, errorResponses, json, notModified, refused, type RouteDeps } from '../responses.js'
-import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, judgedByTheDomain, listParameters, querystringOf } from '../schemas.js'
+import { DEFAULT_LIMIT, ENTRY_SCHEMAS, annotation, entryParams, listParameters, querystringOf } from '../schemas.js'
 import { hold, MAX_WAIT_MS, needsWhat, readWait, type Waiting } from '../wait.js'
 
 const ABOUT: Record<What, string> = {
@@ -54,7 +54,6 @@ function registerRoutes (server: FastifyInstance, deps: RouteDeps): void {
     app.get(url, {
       // The registry's list is read by every token; a bucket's, by the tokens of its nodes.
       config: accessOf(what),
-      validatorCompiler: judgedByTheDomain,
       schema: {
         tags: ['provisioning'],
         operationId: `list${what[0]?.toUpperCase()}${what.slice(1)}`,
@@ -122,7 +121,6 @@ function registerEntryRoute (server: FastifyInstance, what: What, deps: RouteDep
   const about = ONE_ENTRY[what]
   app.get(url, {
     config: accessOf(what),
-    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['provisioning'],
       operationId: about.operationId,

@@ -7,7 +7,7 @@ import { Type } from '../../vendor/typebox.js'
 import { readParameters } from '../../domain/wire/request.js'
 import { badRequest } from '../../domain/wire/errors.js'
 import { refused } from '../responses.js'
-import { judgedByTheDomain, type TokenSelf } from '../schemas.js'
+import type { TokenSelf } from '../schemas.js'
 
 const SELF = '/v1/token/self'
 const SELF_EXAMPLE: TokenSelf = { name: 'ace', nodes: ['ace', 'g14'], metrics: false }
@@ -21,7 +21,6 @@ function registerTokenSelf (app: FastifyInstance, withoutTokens: boolean): void 
     // Read by every token, whatever nodes it reads: it reads itself.
     config: { access: 'self' },
     // Judged by the handler, naming the parameter, as every route's: a schema would drop it unseen.
-    validatorCompiler: judgedByTheDomain,
     schema: {
       tags: ['access'],
       operationId: 'getTokenSelf',
