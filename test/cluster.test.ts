@@ -22,8 +22,10 @@ beforeAll(async () => {
   for (const s of servers) fx.defer(async () => await s.dispose())
   const urls = servers.map((s) => s.url)
   admin = await fx.admin(servers[0]!, { servers: urls, reconnectTimeWait: 100 })
-  // JetStream's meta leader is elected a moment after the servers are up.
-  const kvs = await vi.waitFor(async () => await createClientBuckets(admin, 3), { timeout: 30_000, interval: 100 })
+  // JetStream's meta leader is elected a moment after the servers are up, and places a stream of
+  // three replicas once it has heard from all three: under the whole suite's load, 30 s of tries
+  // once ended on "no suitable peers for placement".
+  const kvs = await vi.waitFor(async () => await createClientBuckets(admin, 3), { timeout: 60_000, interval: 100 })
   needs = kvs.needs
   await needs.put('ace.gitea.secret.db-password', '{"before":true}')
   running = await fx.service(servers[0]!, { NATS_URL: urls.join(','), REGISTRY_REPLICAS: '3' })
@@ -31,7 +33,7 @@ beforeAll(async () => {
   await untilWritten(running, 30_000)
   jsm = await admin.jetstreamManager()
   for (const bucket of Object.values(BUCKETS)) expect((await jsm.streams.info(`KV_${bucket}`)).config.num_replicas).toBe(3)
-}, 90_000)
+}, 150_000)
 
 interface Tally { answers: number, errors: string[], unanswered: number }
 
