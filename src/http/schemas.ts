@@ -17,9 +17,9 @@ export function annotation (schema: TSchema, name: 'description' | '$id'): strin
 }
 
 /**
- * A route's validator: its schemas describe the query string and path for the OpenAPI document,
- * and the domain's reader alone judges them, so that a refusal says what the verb says for the
- * same field.
+ * The gateway's validator: a route's schemas describe its query string and path for the OpenAPI
+ * document, and the domain's reader alone judges them, so that a refusal says what the verb says
+ * for the same field.
  */
 const judgedByTheDomain = () => () => true
 
