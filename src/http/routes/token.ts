@@ -20,7 +20,7 @@ function registerTokenSelf (app: FastifyInstance, withoutTokens: boolean): void 
   app.get(SELF, {
     // Read by every token, whatever nodes it reads: it reads itself.
     config: { access: 'self' },
-    // Judged by the handler, naming the parameter, as every route's: a schema would drop it unseen.
+    // Judged by the handler, naming the parameter, as every route's (SCHEMA_COMPILERS in schemas.ts): the schema describes it.
     schema: {
       tags: ['access'],
       operationId: 'getTokenSelf',
