@@ -67,6 +67,16 @@ test('a key asked again only after four times maxEntries other new keys is not k
   expect(cache.get('q', 1)).toBe('a')
 })
 
+test('a key asked once passes for one asked before less than 1 in 16 times, whatever the window: its doorkeeper grows with maxEntries', () => {
+  // A window of 12000 keys: a fixed 64K bits, as the doorkeeper first had, let 11 % of these through.
+  const cache = new RecentlyUsed<string, number>({ maxBytes: 1e9, maxEntries: 3000, bytesOf: () => 1 })
+  for (let i = 0; i < 10_000; i++) cache.obtain(`filled-${i}`, 1, () => 'a')
+  const before = cache.size
+  const probes = 2000
+  for (let i = 0; i < probes; i++) cache.obtain(`probe-${i}`, 1, () => 'b')
+  expect(cache.size - before).toBeLessThan(probes / 16)
+})
+
 test('a hit moves its key to the most recent, even right after another hit moved its own', () => {
   const cache = sized(100, 3)
   cache.set('a', 'v', of('a'))
