@@ -187,6 +187,23 @@ test('the build holds typebox in one bundled module (src/vendor/typebox.ts): no 
   expect(imports).toBe('')
 })
 
+test('the built gateway loads neither ajv nor fast-json-stringify\'s compiler: the domain judges its routes (SCHEMA_COMPILERS)', async () => {
+  const script = `
+    import { createRequire } from 'node:module'
+    import { pino } from 'pino'
+    import { buildApp } from './dist/http/app.js'
+    import { createMetrics } from './dist/metrics.js'
+    const views = { status: () => ({}), connected: () => true }
+    const app = await buildApp({ provisioning: {}, views, writer: { last: undefined }, metrics: createMetrics(() => views, false), log: pino({ level: 'silent' }), corsOrigins: [], version: '0.0.0', maxAnswerBytes: () => 1 << 20, verb: () => 'serving' })
+    await app.ready()
+    console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)))
+    await app.close()`
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app })
+  const loaded = JSON.parse(stdout) as string[]
+  expect(loaded.some((path) => path.includes('/node_modules/fastify/'))).toBe(true)
+  expect(loaded.filter((path) => /\/node_modules\/(ajv|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//.test(path))).toEqual([])
+})
+
 describe('the built entrypoint as uid 65534 from a read-only directory', () => {
   let service: ChildProcess
   let output: ReturnType<typeof collect>
