@@ -32,6 +32,8 @@ const judgedByTheDomain = () => () => true
  */
 const plainJson = () => JSON.stringify
 
+type Compilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+
 /**
  * Fastify's `schemaController` for the gateway and its document's instance: every route judged by
  * the domain and serialized plainly, from the start. Given after construction instead, fastify had
@@ -45,7 +47,6 @@ export const SCHEMA_COMPILERS = {
     buildSerializer: () => plainJson
   }
 } satisfies FastifyServerOptions['schemaController']
-type Compilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
 
 /** The limit when a query string gives none (docs/http.md); the domain's MAX_LIMIT caps it. */
 export const DEFAULT_LIMIT = 1000
