@@ -7,9 +7,9 @@ import { connect } from 'node:http2'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import type { NatsServer } from '../testkit/nats-server.js'
+import type { MeshServer } from './handed.js'
 import { Child } from './child.js'
-import { FLOOR_SUBJECT, adminEnv, alternate, log, rounds, seconds, startServiceChild } from './measure.js'
+import { FLOOR_SUBJECT, alternate, log, rounds, seconds, startServiceChild } from './measure.js'
 import type { Row } from './table.js'
 
 const run = promisify(execFile)
@@ -66,13 +66,13 @@ async function h2Load (url: string): Promise<number> {
 }
 
 /** The row: the gateway serving `path` over HTTP/2 against the floor serving what it answered. */
-export async function h2Rows (server: NatsServer, path: string): Promise<Row[]> {
+export async function h2Rows (server: MeshServer, path: string): Promise<Row[]> {
   const what = `HTTP/2 with TLS: needs of one node and module, req/s, ${SESSIONS * STREAMS_PER_SESSION} streams over ${SESSIONS} sessions; floor: bare fastify http2 with TLS answering the same bytes`
   const missing = (why: string): Row[] => [{ what, missing: why, unit: 'req/s', goal: { higher: 0.8 } }]
   if (await run('h2load', ['--version']).then(() => false, () => true)) return missing('h2load is not installed (Debian: apt-get install nghttp2-client)')
   const tls = await certificate()
   const service = await startServiceChild(server, { HTTP_TLS_CERT: tls.cert, HTTP_TLS_KEY: tls.key })
-  const floor = Child.start('serve', ['floor'], adminEnv(server))
+  const floor = Child.start('serve', ['floor'], server.adminEnv())
   try {
     const url = service.ready.url.replace('http://', 'https://')
     // The floor answers the bytes and headers the gateway answered over HTTP/2.

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 import { request } from 'undici'
-import { NatsServer } from '../testkit/nats-server.js'
+import type { MeshServer } from './handed.js'
 import type { Memory } from './serve.js'
 import { busLoad, Child, httpLoadOf } from './child.js'
 
@@ -85,14 +85,8 @@ export async function alternate (a: () => Promise<number>, b: () => Promise<numb
   return [median(as), median(bs)]
 }
 
-/** The bench's own hand on a server (seeding, floors, load): the shipped configuration's admin. */
-export function adminEnv (server: NatsServer): Record<string, string> {
-  const { user, pass } = NatsServer.credentials('admin')
-  return { NATS_URL: server.url, NATS_USER: user, NATS_PASSWORD: pass }
-}
-
-export async function startServiceChild (server: NatsServer, env: Record<string, string> = {}): Promise<{ child: Child, ready: { coldMs: number, url: string } }> {
-  const child = Child.start('serve', ['service'], { ...(serviceUser === 'admin' ? adminEnv(server) : server.serviceEnv()), LOG_LEVEL: 'error', ...env })
+export async function startServiceChild (server: MeshServer, env: Record<string, string> = {}): Promise<{ child: Child, ready: { coldMs: number, url: string } }> {
+  const child = Child.start('serve', ['service'], { ...(serviceUser === 'admin' ? server.adminEnv() : server.serviceEnv()), LOG_LEVEL: 'error', ...env })
   return { child, ready: await child.next('ready') }
 }
 
@@ -141,9 +135,9 @@ export async function httpLoadPaths (origin: string, paths: string[], server: Ch
 }
 
 /** req/s of `subject` under load from a process of its own; with `answering`, the CPU a request cost it, as httpLoad gives. */
-export async function busRate (server: NatsServer, subject: string, payload: string | string[], answering?: Child, cpu?: number[]): Promise<number> {
+export async function busRate (server: MeshServer, subject: string, payload: string | string[], answering?: Child, cpu?: number[]): Promise<number> {
   const cpuBefore = answering?.cpuMicros() ?? 0
-  const r = await busLoad(adminEnv(server), { subject, payloads: Array.isArray(payload) ? payload : [payload], inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
+  const r = await busLoad(server.adminEnv(), { subject, payloads: Array.isArray(payload) ? payload : [payload], inFlight: IN_FLIGHT, seconds, warmupSeconds: seconds / 5 })
   if (r.errors > 0) throw new Error(`${subject}: ${r.errors} error replies under load`)
   // The warm-up's requests are not counted: taken at the run's pace, as the CPU covers them too.
   if (answering !== undefined) cpuOf(answering, cpuBefore, r.rps * seconds * 1.2, cpu)

@@ -11,10 +11,11 @@ import { NatsServer } from '../testkit/nats-server.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
 import { Child, compileChildren } from './child.js'
 import {
-  FLOOR_SUBJECT, SUBJECT, adminEnv, alternate, busRate, httpBody, httpLoad, httpLoadPaths, hugeKeys, largeKeys, log, measures, median, memoryOf, p50, percentile,
+  FLOOR_SUBJECT, SUBJECT, alternate, busRate, httpBody, httpLoad, httpLoadPaths, hugeKeys, largeKeys, log, measures, median, memoryOf, p50, percentile,
   noisyRounds, results, rounds, seconds, serviceUser, smallKeys, smallRun, startServiceChild, IN_FLIGHT, type CpuRounds
 } from './measure.js'
 import { h2Rows } from './h2.js'
+import { HandedRefused, HandedServer, type MeshServer } from './handed.js'
 import { distinctFiltersRow, heldWaitsRows, liveRowsRow, oneFilterRows, type Held } from './held.js'
 import { keptMesh, natsServerVersion } from './huge.js'
 import { MODULES, NEEDS_PER_MODULE, ONE_NEED, REQUEST, nodesFor, seedMesh } from './mesh.js'
@@ -28,7 +29,10 @@ import { formatTable, type Row } from './table.js'
 /** What the groups of rows share: the two meshes' servers and connections, and the small mesh's service and floor. */
 interface Bench {
   small: NatsServer
-  large: NatsServer
+  /** The large mesh's server: started by the bench, or the one NATS_URL hands it (handed.ts). */
+  large: MeshServer
+  /** The handed server's version, which the large mesh's rows name; undefined when the bench started it. */
+  handed: string | undefined
   ncSmall: NatsConnection
   ncLarge: NatsConnection
   svcSmall: { child: Child, ready: { url: string } }
@@ -124,12 +128,12 @@ async function latencyRow (b: Bench): Promise<Row> {
 /** What the large mesh's load measured, each round in a fresh process: the floors of the huge mesh's rows too. */
 interface Loaded { coldMs: number[], watchMs: number[], rss: number[], raw: { entries: number, keyBytes: number, valueBytes: number } }
 
-async function loadLarge (large: NatsServer): Promise<Loaded> {
+async function loadLarge (large: MeshServer): Promise<Loaded> {
   log('cold start and RSS, each in a fresh process')
   const out: Loaded = { coldMs: [], watchMs: [], rss: [], raw: { entries: 0, keyBytes: 0, valueBytes: 0 } }
   for (let r = 0; r < rounds; r++) {
     // The floor is the transport's own pace, so it loads with no grants to check.
-    const watcher = Child.start('serve', ['watch'], adminEnv(large))
+    const watcher = Child.start('serve', ['watch'], large.adminEnv())
     const watched = await watcher.next('watched')
     out.watchMs.push(watched.ms)
     out.raw = watched
@@ -157,7 +161,7 @@ async function emptyRss (cleanup: Array<() => Promise<void>>): Promise<{ service
     await idle.child.stop()
     return rss
   }, async () => {
-    const child = Child.start('serve', ['bare'], adminEnv(empty))
+    const child = Child.start('serve', ['bare'], empty.adminEnv())
     const { rss } = await child.next('bare')
     await child.stop()
     return rss
@@ -177,7 +181,7 @@ async function hugeRows (b: Bench, loaded: Loaded, empty: number): Promise<Row[]
     let fresh: Awaited<ReturnType<typeof startServiceChild>> | undefined
     for (let r = 0; r < hugeRounds; r++) {
       await fresh?.child.stop()
-      const consumer = Child.start('serve', ['consume'], adminEnv(server))
+      const consumer = Child.start('serve', ['consume'], server.adminEnv())
       const consumed = await consumer.next('consumed')
       await consumer.stop()
       raw = consumed
@@ -256,13 +260,15 @@ async function largeRows (b: Bench, svcLarge: { child: Child, ready: { url: stri
   return rows
 }
 
-/** Starts both meshes' servers, seeds them, and the small mesh's service and floor. */
+/** Starts both meshes' servers (the large one's handed by NATS_URL when set), seeds them, and the small mesh's service and floor. */
 async function setUp (cleanup: Array<() => Promise<void>>): Promise<Bench> {
+  const handed = await HandedServer.open(process.env, serviceUser)
+  if (handed !== undefined) log(`the ${largeKeys}-key mesh on the server NATS_URL hands the bench (${handed.url}, nats-server ${handed.version}); its buckets are deleted at the end`)
   log('compiling the child processes')
   await compileChildren()
   const small = await NatsServer.start()
   cleanup.push(() => small.dispose())
-  const large = await NatsServer.start()
+  const large = handed ?? await NatsServer.start()
   cleanup.push(() => large.dispose())
   const ncSmall = await small.connect()
   const ncLarge = await large.connect()
@@ -282,17 +288,19 @@ async function setUp (cleanup: Array<() => Promise<void>>): Promise<Bench> {
   if (gateway.status !== 200 || gateway.body !== answer) throw new Error(`GET ${needsPath} answers ${gateway.status}, other bytes than the verb: ${gateway.body.slice(0, 300)}`)
   // The floor answers the same bytes, headers included: with the body alone the ratio measured the
   // load generator parsing the service's longer headers as much as the service (RESULTS.md).
-  const floor = Child.start('serve', ['floor'], adminEnv(small))
+  const floor = Child.start('serve', ['floor'], small.adminEnv())
   cleanup.push(() => floor.stop())
   floor.send({ type: 'floor', body: answer, headers: gateway.headers, subject: FLOOR_SUBJECT })
   const floorUrl = (await floor.next('floor')).url
-  return { small, large, ncSmall, ncLarge, svcSmall, floor, floorUrl, payload, answerBytes: Buffer.byteLength(answer) }
+  return { small, large, handed: handed?.version, ncSmall, ncLarge, svcSmall, floor, floorUrl, payload, answerBytes: Buffer.byteLength(answer) }
 }
 
 async function main (): Promise<void> {
   const cleanup: Array<() => Promise<void>> = []
   try {
     const b = await setUp(cleanup)
+    // The rows of the large mesh name the server they ran on when it was handed; the rest, the bench's own.
+    const onLarge = (...rows: Row[]): Row[] => b.handed === undefined ? rows : rows.map((row) => ({ ...row, server: b.handed }))
     // The large mesh's service starts after the small mesh's rows: with a process loaded with it
     // beside them, the HTTP ratio was 0.54-0.58 on a busy two-core machine, 0.87 without. Its
     // first run creates the registry bucket that the raw watch below loads.
@@ -301,13 +309,13 @@ async function main (): Promise<void> {
     if (measures('h2')) rows.push(...await h2Rows(b.small, `/v1/needs?node=${REQUEST.node}&module=${REQUEST.module}`))
     const large = await startServiceChild(b.large)
     cleanup.push(() => large.child.stop())
-    if (measures('distinct')) rows.push(await distinctRow(b, large))
+    if (measures('distinct')) rows.push(...onLarge(await distinctRow(b, large)))
     const loaded = measures('cold') || measures('memory') || measures('huge') ? await loadLarge(b.large) : undefined
-    rows.push(...await largeRows(b, large, loaded))
+    rows.push(...onLarge(...await largeRows(b, large, loaded)))
     let empty = { service: 0, bare: 0 }
     if (measures('memory') || measures('huge')) empty = await emptyRss(cleanup)
     if (measures('memory') && loaded !== undefined) {
-      rows.push({ what: `bytes held per entry: (RSS loaded − RSS with empty buckets) / entries, ${loaded.raw.entries} entries of the four buckets; floor: mean raw bytes of key and value`, service: (median(loaded.rss) - empty.service) / loaded.raw.entries, floor: (loaded.raw.keyBytes + loaded.raw.valueBytes) / loaded.raw.entries, unit: 'B', goal: { lower: 2 } })
+      rows.push(...onLarge({ what: `bytes held per entry: (RSS loaded − RSS with empty buckets) / entries, ${loaded.raw.entries} entries of the four buckets; floor: mean raw bytes of key and value`, service: (median(loaded.rss) - empty.service) / loaded.raw.entries, floor: (loaded.raw.keyBytes + loaded.raw.valueBytes) / loaded.raw.entries, unit: 'B', goal: { lower: 2 } }))
       rows.push({ what: 'RSS with empty buckets (MB); floor: a bare fastify and nats.js process measured the same way', service: empty.service / 1e6, floor: empty.bare / 1e6, unit: 'MB', goal: { lower: 1.3 } })
     }
     if (measures('huge') && loaded !== undefined) {
@@ -315,20 +323,21 @@ async function main (): Promise<void> {
       await large.child.stop()
       rows.push(...await hugeRows(b, loaded, empty.service))
     }
-    await report(rows)
+    await report(rows, b.handed)
   } finally {
     for (const fn of cleanup.reverse()) await fn().catch((err) => log(`cleanup: ${(err as Error).message}`))
   }
 }
 
 /** Prints the table, and keeps a full run beside the two before it. */
-async function report (rows: Row[]): Promise<void> {
+async function report (rows: Row[], handed: string | undefined): Promise<void> {
   const version = await natsServerVersion()
   const table = formatTable(rows.map((row) => ({ server: version, ...row })))
   process.stdout.write(`${table}\n`)
   if (results === undefined) return
   const cpu = cpus()
-  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, nats-server ${version}, nats.js ${natsJsVersion()}`
+  const servers = handed === undefined ? `nats-server ${version}` : `nats-server ${version}, the ${largeKeys}-key mesh's ${handed} handed by NATS_URL`
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${servers}, nats.js ${natsJsVersion()}`
   await keepRun({ date: new Date().toISOString().slice(0, 16).replace('T', ' '), machine, rows: rows.map((row) => ({ server: version, ...row })) }, 'bench/runs.json', results, [
     '# Bench results',
     '',
@@ -343,4 +352,8 @@ function natsJsVersion (): string {
   return (createRequire(import.meta.url)('nats/package.json') as { version: string }).version
 }
 
-await main()
+await main().catch((err: unknown) => {
+  if (!(err instanceof HandedRefused)) throw err
+  process.stderr.write(`npm run bench: ${err.message}\n`)
+  process.exitCode = 2
+})

@@ -9,10 +9,10 @@
 
 import type { NatsConnection } from 'nats'
 import { keyOf } from '../src/domain/wire/key-shapes.js'
-import type { NatsServer } from '../testkit/nats-server.js'
+import type { MeshServer } from './handed.js'
 import { Child } from './child.js'
 import { MODULES, NEEDS_PER_MODULE, nodeName, sweepPuts, writeAll } from './mesh.js'
-import { CONSUMED_SUBJECT, SUBJECT, adminEnv, log, median, noisyRounds, percentile, rssOf } from './measure.js'
+import { CONSUMED_SUBJECT, SUBJECT, log, median, noisyRounds, percentile, rssOf } from './measure.js'
 import { revisionIn } from './revision.js'
 import type { Row } from './table.js'
 
@@ -35,9 +35,9 @@ async function reaches (nc: NatsConnection, revision: number, lastAck: number, s
 /** The service the sweep measures: its process (for its RSS) and its gateway (for the console's request). */
 export interface Swept { child: Child, url: string }
 
-export async function sweepRows (server: NatsServer, nc: NatsConnection, nodes: number, needs: number, service: Swept): Promise<Row[]> {
-  const floor = Child.start('serve', ['consume'], adminEnv(server))
-  const prober = Child.start('serve', ['probe'], adminEnv(server))
+export async function sweepRows (server: MeshServer, nc: NatsConnection, nodes: number, needs: number, service: Swept): Promise<Row[]> {
+  const floor = Child.start('serve', ['consume'], server.adminEnv())
+  const prober = Child.start('serve', ['probe'], server.adminEnv())
   const asker = Child.start('serve', ['console'])
   // A console's request while the mesh rewrites itself: a node's needs, which every sweep changes.
   const consoleUrl = `${service.url}/v1/needs?node=${nodeName(1)}`

@@ -189,10 +189,19 @@ export class NatsServer {
     return { user, pass: PASSWORDS[USERS[user]] }
   }
 
+  /** The settings (docs/running.md) of a process that connects with every right: the shipped configuration's `admin`. */
+  adminEnv (): Record<string, string> {
+    return this.envAs('admin')
+  }
+
   /** The settings (docs/running.md) with which the service connects to this server: its own least-privilege user. */
   serviceEnv (): Record<string, string> {
+    return this.envAs('mesh-provisioner')
+  }
+
+  private envAs (user: User): Record<string, string> {
     if (this.opts.token !== undefined) return { NATS_URL: this.url, NATS_TOKEN: this.opts.token }
-    const { user, pass } = NatsServer.credentials('mesh-provisioner')
+    const { pass } = NatsServer.credentials(user)
     return { NATS_URL: this.url, NATS_USER: user, NATS_PASSWORD: pass }
   }
 
