@@ -6,8 +6,11 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { formatTable, holds, ratioOf, type Row } from './table.js'
 
-/** One full run, as kept. */
-export interface Run { date: string, machine: string, rows: Row[] }
+/** One full run, as kept; `handed`: the version of the server NATS_URL handed it for the large mesh. */
+export interface Run { date: string, machine: string, handed?: string, rows: Row[] }
+
+/** A run's column: its date, and the server it was handed when it was. */
+const columnOf = (run: Run): string => run.handed === undefined ? run.date : `${run.date} (NATS_URL: ${run.handed})`
 
 const KEPT = 3
 /** A row holds when it holds in at least this many of the kept runs. */
@@ -31,7 +34,7 @@ function goalOf (row: Row): string {
 export function sideBySide (runs: readonly Run[]): string {
   const newest = runs.at(-1) as Run
   const lines = [
-    `| row | ${runs.map((r) => r.date).join(' | ')} | goal | holds in ${Math.min(HOLDS_IN, runs.length)} of ${runs.length} |`,
+    `| row | ${runs.map(columnOf).join(' | ')} | goal | holds in ${Math.min(HOLDS_IN, runs.length)} of ${runs.length} |`,
     `|---|${runs.map(() => '---:').join('|')}|---|---|`
   ]
   for (const row of newest.rows) {

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module'
 import { cpus } from 'node:os'
 import type { KV, NatsConnection } from 'nats'
+import { defined } from '../src/domain/defined.js'
 import { BUCKETS, keyOf } from '../src/domain/wire/key-shapes.js'
 import { NatsServer } from '../testkit/nats-server.js'
 import { createClientBuckets } from '../testkit/sample-mesh.js'
@@ -338,7 +339,7 @@ async function report (rows: Row[], handed: string | undefined): Promise<void> {
   const cpu = cpus()
   const servers = handed === undefined ? `nats-server ${version}` : `nats-server ${version}, the ${largeKeys}-key mesh's ${handed} handed by NATS_URL`
   const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${servers}, nats.js ${natsJsVersion()}`
-  await keepRun({ date: new Date().toISOString().slice(0, 16).replace('T', ' '), machine, rows: rows.map((row) => ({ server: version, ...row })) }, 'bench/runs.json', results, [
+  await keepRun({ date: new Date().toISOString().slice(0, 16).replace('T', ' '), machine, ...defined({ handed }), rows: rows.map((row) => ({ server: version, ...row })) }, 'bench/runs.json', results, [
     '# Bench results',
     '',
     `Written by every full run of \`npm run bench\`; the newest: ${machine}.`,
