@@ -13,7 +13,7 @@ test('a refusal that persists is retried once, then again only after the view si
   let snapshots = 0
   let signal: (() => void) | undefined
   const provisioning = {
-    listen: (_what: string, listener: () => void) => { signal = listener; return () => {} },
+    follow: (_request: unknown, _after: unknown, wake: () => void) => { signal = wake; return () => {} },
     catchUp: async () => {},
     snapshot: () => {
       // A loop that never yields would starve the test's timers: it fails here instead.

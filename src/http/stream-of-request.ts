@@ -53,8 +53,11 @@ export interface SharedBatch {
 export interface StreamSource {
   /** The request as text: streams asking the same share what they read. */
   readonly requestKey: string
-  /** Calls `wake` on every change and change of state of what it reads, until the returned function is called. */
-  listen (wake: () => void): () => void
+  /**
+   * Calls `wake` on every change of what it reads after the cursor `position()` gives (every
+   * change while that is undefined), and every change of state, until the returned function is called.
+   */
+  listen (wake: () => void, position: () => string | undefined): () => void
   /** Live, or why not (said by `stale`). */
   state (): State
   /** Whether its snapshot and changes can be read now. */
@@ -121,8 +124,17 @@ class BucketSource implements StreamSource {
     this.goneReason = `bucket ${BUCKETS[bucketRequest.what]} went away during the snapshot`
   }
 
-  listen (wake: () => void): () => void {
-    return this.deps.provisioning.listen(this.bucketRequest.what, wake)
+  listen (wake: () => void, position: () => string | undefined): () => void {
+    // Only the changes the request keeps wake it (a write to another node costs the stream
+    // nothing); the cursor is read again only when the stream has moved.
+    let cursor: string | undefined
+    let revision = 0
+    const after = (): number => {
+      const now = position()
+      if (now !== cursor) revision = (cursor = now) === undefined ? 0 : parseCursor(now as string).revision
+      return revision
+    }
+    return this.deps.provisioning.follow(this.bucketRequest, after, wake)
   }
 
   state (): State {
@@ -198,7 +210,7 @@ export class StreamFollower {
   }
 
   async run (): Promise<void> {
-    const stop = this.source.listen(() => this.wake())
+    const stop = this.source.listen(() => this.wake(), () => this.position)
     void this.sse.closed.then(() => this.wake())
     try {
       if (this.position !== undefined) await this.source.catchUp(this.position)
@@ -207,7 +219,9 @@ export class StreamFollower {
         await this.step()
         if (!this.dirty && this.sse.open) {
           await new Promise<void>((resolve) => { this.waiting = resolve })
-          // Lets a burst of changes land before they are read, so that it costs one read.
+          // Lets a burst of changes land before they are read, so that it costs one read; and
+          // each stream's step is a callback of its own, whose write Node sends as the callback
+          // ends: woken together, a thousand streams' writes would all wait for the last step.
           await new Promise((resolve) => setImmediate(resolve))
         }
       }

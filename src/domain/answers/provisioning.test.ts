@@ -631,3 +631,72 @@ describe('held requests', () => {
     expect(p.tag(request)).not.toBe(tag)
   })
 })
+
+describe('an event stream\'s signal (follow)', () => {
+  /** A view whose contents can be swapped (another generation) or unreadable (loading). */
+  function swappable (first: Contents | undefined) {
+    let contents = first
+    const listeners = new Set<(s: 'change' | 'state') => void>()
+    const view = {
+      read: () => { if (contents === undefined) throw new Error('not read yet'); return contents },
+      stale: false,
+      listen: (l: (s: 'change' | 'state') => void) => { listeners.add(l); return () => { listeners.delete(l) } }
+    }
+    const signal = async (s: 'change' | 'state'): Promise<void> => {
+      for (const l of [...listeners]) l(s)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    return { p: createProvisioning({ byWhat: { needs: view } } as unknown as AnsweredViews), signal, listeners, swap: (c: Contents) => { contents = c } }
+  }
+
+  test('wakes it at every change it keeps after what it sent, at none elsewhere, and at every change of state, until it stops', async () => {
+    const c = new Contents('needs', CREATED)
+    put(c, 'ace.m.secret.a', '{}')
+    c.buildIndexes()
+    const { p, signal, listeners } = swappable(c)
+    let sent = c.revision
+    let woken = 0
+    const stop = p.follow({ what: 'needs', filter: { node: ['ace'], kind: ['secret'] } }, () => sent, () => { woken++ })
+    // Another node's write, and one of its node that its filter leaves out.
+    for (const key of ['bob.m.secret.a', 'ace.m.port.a']) {
+      put(c, key, '{}')
+      await signal('change')
+    }
+    expect(woken).toBe(0)
+    put(c, 'ace.m.secret.b', '{}')
+    await signal('change')
+    put(c, 'ace.m.secret.c', '{}')
+    await signal('change')
+    // Woken again: a stream's waiter is held past its wake.
+    expect(woken).toBe(2)
+    // Nothing after what it sent: a look at changes it already sent wakes nothing.
+    sent = c.revision
+    await signal('change')
+    expect(woken).toBe(2)
+    await signal('state')
+    expect(woken).toBe(3)
+    stop()
+    expect(listeners.size).toBe(0)
+  })
+
+  test('followed before its view can be read, or across a new generation, it is woken once by the new contents, then by its own changes alone', async () => {
+    const { p, signal, swap } = swappable(undefined)
+    let woken = 0
+    p.follow({ what: 'needs', filter: { node: ['ace'] } }, () => 0, () => { woken++ })
+    for (const created of [CREATED, '2026-11-30T09:40:00.123456789Z']) {
+      const c = new Contents('needs', created)
+      put(c, 'bob.m.secret.a', '{}')
+      c.buildIndexes()
+      swap(c)
+      await signal('change')
+      const after = woken
+      put(c, 'bob.m.secret.b', '{}')
+      await signal('change')
+      expect(woken).toBe(after)
+      put(c, 'ace.m.secret.b', '{}')
+      await signal('change')
+      expect(woken).toBe(after + 1)
+    }
+    expect(woken).toBe(4)
+  })
+})

@@ -14,7 +14,7 @@ import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, BucketRequest } from '../wire/request.js'
 import { listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
 import type { Contents, RevisionMemo } from '../store/contents.js'
-import { narrowing, Selection, type Change, type Narrowing } from './selection.js'
+import { keepsKey, narrowing, Selection, type Change, type Narrowing } from './selection.js'
 import type { ViewSignal } from '../follow/bucket-view.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
@@ -121,6 +121,12 @@ export interface Provisioning {
   changed (requests: readonly BucketRequest[], ms: number, signal?: AbortSignal): Promise<void>
   /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
   listen (what: What, listener: (signal: ViewSignal) => void): () => void
+  /**
+   * Calls `wake` whenever a change `request` would show lands after the revision `after()` gives
+   * then, and at every change of the view's state, until the returned function is called: an event
+   * stream's signal. A write elsewhere costs it nothing.
+   */
+  follow (request: BucketRequest, after: () => number, wake: () => void): () => void
 }
 
 /** The refusal of an entry the bucket does not hold. */
@@ -344,17 +350,24 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
         const n = narrowing(request.what, request.filter)
         // The first change is enough: none is serialized beyond it.
         if (request.since !== undefined && new Selection(contents, n).changesAfter(request.since.revision).next().done !== true) return wake()
-        held.push(waitersOf(request.what).add({
-          after: request.since?.revision ?? contents.revision,
-          index: indexOf(request.what, request.filter),
-          keeps: (now, key) => new Selection(now, n).keeps(key),
-          wake
-        }))
+        const after = request.since?.revision ?? contents.revision
+        held.push(waitersOf(request.what).add(waiterFor(request, () => after, wake)))
       } catch {
         return wake() // a refusal is news too: the request is asked again and answers it
       }
     }
   })
+}
+
+/** The waiter of `request`: woken by a change it would show after the revision `after()` gives when the change is looked at. */
+function waiterFor (request: BucketRequest, after: () => number, wake: () => void): Waiter {
+  const n = narrowing(request.what, request.filter)
+  return {
+    get after () { return after() },
+    index: indexOf(request.what, request.filter),
+    keeps: (key) => keepsKey(n, key),
+    wake
+  }
 }
 
 /** As Provisioning.tag; `memo` keeps what the request's revision was last read under. */
@@ -436,6 +449,8 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     catchUp: (request, ms) => catchUp(views, request, ms),
     listen: (what, listener) => views.byWhat[what].listen(listener),
     changed: async (requests, ms, signal) => await changed(views, waitersOf, requests, ms, signal),
+    // An event stream's waiter is held until the stream closes: `after` moves with what it sent.
+    follow: (request, after, wake) => waitersOf(request.what).add(waiterFor(request, after, wake)),
     changes: (request, limit) => changes(views, request, limit),
     entry: (what, key) => entry(views, what, key)
   }

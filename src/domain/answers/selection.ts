@@ -27,6 +27,21 @@ export interface Narrowing {
   keepsTokens: (tokens: readonly string[]) => boolean
 }
 
+/**
+ * A key as a filter reads it: its field values when it is in shape, else its tokens. Held or
+ * deleted, a key reads the same: the held entries are the in-shape keys.
+ */
+export type KeyRead = { values: readonly string[] } | { tokens: readonly string[] }
+
+/** `key` read once for every filter that looks at it (`tokens`: its split, when the caller has it). */
+export function readKey (what: What, key: string, tokens?: readonly string[]): KeyRead {
+  const parsed = parseKey(what, key)
+  return parsed.ok ? { values: parsed.values } : { tokens: tokens ?? key.split('.') }
+}
+
+/** Whether `n` keeps the key read as `key`. */
+export const keepsKey = (n: Narrowing, key: KeyRead): boolean => 'values' in key ? n.matches(key.values) : n.keepsTokens(key.tokens)
+
 export function narrowing (what: What, filter: Filter): Narrowing {
   const positions = new Map<number, readonly string[]>()
   FIELDS[what].forEach((f, i) => {
@@ -91,11 +106,6 @@ export class Selection {
   /** The out-of-shape keys the filter keeps, sorted by key. */
   * outOfShape (): Generator<OutOfShapeEntry> {
     for (const o of this.contents.outOfShapeInOrder()) if (this.n.keepsTokens(o.tokens)) yield o
-  }
-
-  /** Whether the filter keeps the latest change of `key`: what a held request asks of each change, with no JSON made. */
-  keeps (key: string): boolean {
-    return this.kept(key) !== undefined
   }
 
   /** The change of `key` (latest, at `revision`) if the filter keeps it: a put of an entry, a deletion, or an out-of-shape key put. */

@@ -1,10 +1,12 @@
-// The requests held until a change they would show (docs/following-changes.md "Waiting", "Bounds"): indexed by the
-// key token their filter asks at one field, so that a burst of changes is read once for them all
-// and each change looks only at the waiters whose token it has. A write elsewhere costs a held
-// request nothing, however many are held.
+// The requests held until a change they would show, and the event streams that follow one
+// (docs/following-changes.md "Waiting", "Bounds"): indexed by the key token their filter asks at
+// one field, so that a burst of changes is read once for them all and each change looks only at
+// the waiters whose token it has. A write elsewhere costs a held request or a stream nothing,
+// however many there are.
 
 import type { Contents } from '../store/contents.js'
 import type { ViewSignal } from '../follow/bucket-view.js'
+import { readKey, type KeyRead } from './selection.js'
 
 /** The view a Waiters follows: what bucket-view gives. */
 export interface Followed {
@@ -17,8 +19,8 @@ export interface Waiter {
   readonly after: number
   /** The tokens a key must have at `position` to be kept (an out-of-shape key without a token there may be); absent: any key may. */
   readonly index: { position: number, tokens: readonly string[] } | undefined
-  /** Whether the change of `key` is one the waiter would show. */
-  readonly keeps: (contents: Contents, key: string) => boolean
+  /** Whether the change of a key, read once for every waiter that looks at it, is one the waiter would show. */
+  readonly keeps: (key: KeyRead) => boolean
   readonly wake: () => void
 }
 
@@ -38,11 +40,13 @@ export class Waiters {
     return this.held
   }
 
-  /** Holds `waiter` until it is woken (then it is let go) or the returned function lets it go. */
+  /**
+   * Holds `waiter` until the returned function lets it go: a held request's after its first wake,
+   * an event stream's when it closes (it is woken again by every later change it keeps).
+   */
   add (waiter: Waiter): () => void {
     if (this.held === 0) {
-      const contents = this.view.read()
-      this.seen = { generation: contents.generation, revision: contents.revision }
+      this.seen = this.readable()
       this.unlisten = this.view.listen((signal) => this.signal(signal))
     }
     this.held++
@@ -56,6 +60,16 @@ export class Waiters {
         this.unlisten?.()
         this.unlisten = this.seen = undefined
       }
+    }
+  }
+
+  /** Where the looks start: the view as it is, or, while it cannot be read, nothing (its first look then finds another generation and wakes every waiter). */
+  private readable (): { generation: string, revision: number } {
+    try {
+      const contents = this.view.read()
+      return { generation: contents.generation, revision: contents.revision }
+    } catch {
+      return { generation: '', revision: 0 }
     }
   }
 
@@ -93,9 +107,11 @@ export class Waiters {
       return
     }
     if (this.looking) return
-    // One look per burst of changes, after the burst.
+    // One look per burst of changes, after the burst: the changes one read of the connection
+    // delivers are applied in one run of code, and the look follows it at once, so that a woken
+    // stream's own wait for a burst (stream-of-request.ts) is the only turn a change waits.
     this.looking = true
-    setImmediate(() => {
+    queueMicrotask(() => {
       this.looking = false
       this.look()
     })
@@ -122,14 +138,17 @@ export class Waiters {
       return
     }
     if (contents.generation !== seen.generation) {
+      // Looks go on from the new generation: a waiter held past its wake is not woken by every change.
+      this.seen = { generation: contents.generation, revision: contents.revision }
       this.wakeAll()
       return
     }
     const woken = new Set<Waiter>()
     for (const [key, revision] of contents.changesSince(seen.revision)) {
       const tokens = key.split('.')
+      let read: KeyRead | undefined
       for (const waiter of this.candidates(tokens)) {
-        if (revision > waiter.after && !woken.has(waiter) && waiter.keeps(contents, key)) woken.add(waiter)
+        if (revision > waiter.after && !woken.has(waiter) && waiter.keeps(read ??= readKey(contents.what, key, tokens))) woken.add(waiter)
       }
     }
     seen.revision = contents.revision
