@@ -4,7 +4,7 @@
 // bench starts: each runs beside the large one, a server holds one mesh (the buckets' names and the
 // verb's subject are fixed), and the 3M mesh's store is kept between runs.
 
-import { connect, type ConnectionOptions, type NatsConnection } from 'nats'
+import { connect, type ConnectionOptions, type NatsConnection, type NatsError } from 'nats'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { NatsServer } from '../testkit/nats-server.js'
 
@@ -20,6 +20,8 @@ type User = keyof typeof PASSWORDS
 
 const STREAMS = Object.values(BUCKETS).map((bucket) => `KV_${bucket}`)
 const bucketOf = (stream: string): string => stream.slice('KV_'.length)
+/** JetStream's error code for a stream that does not exist (its API's 404 has other causes too). */
+const STREAM_NOT_FOUND = 10059
 
 export class HandedServer implements MeshServer {
   private constructor (readonly url: string, readonly version: string, private readonly passwords: Record<User, string>) {}
@@ -37,16 +39,20 @@ export class HandedServer implements MeshServer {
     if (missing.length > 0) {
       throw new HandedRefused(`NATS_URL=${url} hands the bench a server, and ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not set: run that server with deploy/accounts.conf (deploy/nats-server.conf includes it) and give the bench the passwords it reads, or unset NATS_URL to let the bench start its own`)
     }
-    const server = new HandedServer(url, '', { admin: env[PASSWORDS.admin] as string, 'mesh-provisioner': env[PASSWORDS['mesh-provisioner']] ?? '' })
-    const nc = await server.connectOrRefuse('admin')
+    const passwords = { admin: env[PASSWORDS.admin] as string, 'mesh-provisioner': env[PASSWORDS['mesh-provisioner']] ?? '' }
+    const nc = await connectOrRefuse(url, 'admin', passwords.admin)
     try {
       const jsm = await nc.jetstreamManager().catch((err: Error) => { throw new HandedRefused(`NATS_URL=${url}: the server answers without JetStream (${err.message}); enable it for the account of deploy/accounts.conf`) })
-      const held = (await Promise.all(STREAMS.map(async (s) => await jsm.streams.info(s).then(() => s, () => undefined)))).filter((s) => s !== undefined)
+      // Only "not found" says a bucket is absent: a bucket the bench could not look at might be one it would delete.
+      const held = (await Promise.all(STREAMS.map(async (s) => await jsm.streams.info(s).then(() => s, (err: NatsError) => {
+        if (err.api_error?.err_code === STREAM_NOT_FOUND) return undefined
+        throw new HandedRefused(`NATS_URL=${url}: could not tell whether the server holds ${s} (${err.message}); the bench takes only a server it can see holds none of the service's buckets`)
+      })))).filter((s) => s !== undefined)
       if (held.length > 0) {
         throw new HandedRefused(`NATS_URL=${url}: the server holds the bucket${held.length > 1 ? 's' : ''} ${held.map(bucketOf).join(', ')} already; the bench creates, fills and deletes the service's buckets, so it takes a server without them: hand it another server, or delete ${held.length > 1 ? 'them' : 'it'} (nats kv del ${bucketOf(held[0] as string)})`)
       }
-      if (users.includes('mesh-provisioner')) await (await server.connectOrRefuse('mesh-provisioner')).close()
-      return new HandedServer(url, nc.info?.version ?? 'unknown', server.passwords)
+      if (users.includes('mesh-provisioner')) await (await connectOrRefuse(url, 'mesh-provisioner', passwords['mesh-provisioner'])).close()
+      return new HandedServer(url, nc.info?.version ?? 'unknown', passwords)
     } finally {
       await nc.close()
     }
@@ -74,12 +80,12 @@ export class HandedServer implements MeshServer {
       await nc.close()
     }
   }
+}
 
-  private async connectOrRefuse (user: User): Promise<NatsConnection> {
-    try {
-      return await connect({ servers: this.url, user, pass: this.passwords[user], timeout: 5000 })
-    } catch (err) {
-      throw new HandedRefused(`NATS_URL=${this.url}: could not connect as ${user} (${(err as Error).message}); check the URL, and that ${PASSWORDS[user]} holds the password the server reads for ${user}`)
-    }
+async function connectOrRefuse (url: string, user: User, pass: string): Promise<NatsConnection> {
+  try {
+    return await connect({ servers: url, user, pass, timeout: 5000 })
+  } catch (err) {
+    throw new HandedRefused(`NATS_URL=${url}: could not connect as ${user} (${(err as Error).message}); check the URL, and that ${PASSWORDS[user]} holds the password the server reads for ${user}`)
   }
 }
