@@ -131,7 +131,10 @@ class BucketSource implements StreamSource {
     let revision = 0
     const after = (): number => {
       const now = position()
-      if (now !== cursor) revision = (cursor = now) === undefined ? 0 : parseCursor(now as string).revision
+      if (now !== cursor) {
+        cursor = now
+        revision = now === undefined ? 0 : parseCursor(now).revision
+      }
       return revision
     }
     return this.deps.provisioning.follow(this.bucketRequest, after, wake)

@@ -351,7 +351,7 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
         // The first change is enough: none is serialized beyond it.
         if (request.since !== undefined && new Selection(contents, n).changesAfter(request.since.revision).next().done !== true) return wake()
         const after = request.since?.revision ?? contents.revision
-        held.push(waitersOf(request.what).add(waiterFor(request, () => after, wake)))
+        held.push(waitersOf(request.what).add(waiterFor(request, n, () => after, wake)))
       } catch {
         return wake() // a refusal is news too: the request is asked again and answers it
       }
@@ -359,9 +359,8 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
   })
 }
 
-/** The waiter of `request`: woken by a change it would show after the revision `after()` gives when the change is looked at. */
-function waiterFor (request: BucketRequest, after: () => number, wake: () => void): Waiter {
-  const n = narrowing(request.what, request.filter)
+/** The waiter of `request` (narrowed as `n`): woken by a change it would show after the revision `after()` gives when the change is looked at. */
+function waiterFor (request: BucketRequest, n: Narrowing, after: () => number, wake: () => void): Waiter {
   return {
     get after () { return after() },
     index: indexOf(request.what, request.filter),
@@ -450,7 +449,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     listen: (what, listener) => views.byWhat[what].listen(listener),
     changed: async (requests, ms, signal) => await changed(views, waitersOf, requests, ms, signal),
     // An event stream's waiter is held until the stream closes: `after` moves with what it sent.
-    follow: (request, after, wake) => waitersOf(request.what).add(waiterFor(request, after, wake)),
+    follow: (request, after, wake) => waitersOf(request.what).add(waiterFor(request, narrowing(request.what, request.filter), after, wake)),
     changes: (request, limit) => changes(views, request, limit),
     entry: (what, key) => entry(views, what, key)
   }

@@ -46,7 +46,7 @@ export class Waiters {
    */
   add (waiter: Waiter): () => void {
     if (this.held === 0) {
-      this.seen = this.readable()
+      this.seen = this.looksFrom()
       this.unlisten = this.view.listen((signal) => this.signal(signal))
     }
     this.held++
@@ -64,7 +64,7 @@ export class Waiters {
   }
 
   /** Where the looks start: the view as it is, or, while it cannot be read, nothing (its first look then finds another generation and wakes every waiter). */
-  private readable (): { generation: string, revision: number } {
+  private looksFrom (): { generation: string, revision: number } {
     try {
       const contents = this.view.read()
       return { generation: contents.generation, revision: contents.revision }
