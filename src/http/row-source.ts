@@ -26,9 +26,9 @@ export class RowSource implements StreamSource {
   }
 
   listen (wake: () => void): () => void {
-    // Only a write that moves a row the stream shows wakes it (the registry's too: its kinds move
-    // `unanswered`); a write to another node costs it nothing.
-    return this.deps.provisioning.overviews.follow(this.overviewRequest, wake)
+    // The registry too: its kinds move `unanswered`.
+    const stops = [...this.buckets, 'registry' as const].map((what) => this.deps.provisioning.listen(what, wake))
+    return () => { for (const stop of stops) stop() }
   }
 
   state (): State {

@@ -53,11 +53,6 @@ export class OverviewWaiters {
     await heldUntil(ms, signal, (wake, held) => { held.push(this.add(request, wake)) })
   }
 
-  /** As Overviews.follow: held as a wait is, until the returned function lets it go. */
-  follow (request: OverviewRequest, wake: () => void): () => void {
-    return this.add(request, wake)
-  }
-
   private add (request: OverviewRequest, wake: () => void): () => void {
     if (this.held++ === 0) {
       this.rows.watch()

@@ -114,39 +114,3 @@ const attempt = (f: () => string): string => {
     return (err as Error).message
   }
 }
-
-describe('a live-rows stream\'s signal (follow)', () => {
-  test('wakes it when a row it keeps changes, at no write elsewhere, and at every change of state, until it stops', async () => {
-    const CREATED = '2026-11-29T09:40:00.123456789Z'
-    const contents = { needs: new Contents('needs', CREATED), applied: new Contents('applied', CREATED), collect: new Contents('collect', CREATED), registry: new Contents('registry', CREATED) }
-    for (const c of Object.values(contents)) c.buildIndexes()
-    // Each view's listeners: the writes below are the needs view's.
-    const listeners = new Map<Contents, Set<(s: 'change' | 'state') => void>>(Object.values(contents).map((c) => [c, new Set()]))
-    const view = (c: Contents) => ({ read: () => c, stale: false, listen: (l: (s: 'change' | 'state') => void) => { listeners.get(c)?.add(l); return () => { listeners.get(c)?.delete(l) } } })
-    const views = { byWhat: Object.fromEntries(Object.entries(contents).map(([what, c]) => [what, view(c)])) } as unknown as AnsweredViews
-    const overviews = createOverviews(views)
-    const write = async (key: string): Promise<void> => {
-      contents.needs.apply({ key, value: new TextEncoder().encode('{}'), revision: contents.needs.revision + 1, operation: 'PUT', created: new Date(Date.UTC(2026, 10, 29) + contents.needs.revision), nanos: 0 })
-      await signal('change')
-    }
-    const signal = async (s: 'change' | 'state'): Promise<void> => {
-      for (const l of [...listeners.get(contents.needs) ?? []]) l(s)
-      await new Promise((resolve) => setImmediate(resolve))
-    }
-    await write('a.m1.port.x')
-    await write('b.m1.port.x')
-    let woken = 0
-    const stop = overviews.follow({ what: 'modules', filter: { node: ['a'] } }, () => { woken++ })
-    await write('b.m1.port.y')
-    await write('b.m2.port.y')
-    expect(woken).toBe(0)
-    await write('a.m2.port.x')
-    expect(woken).toBe(1)
-    await write('a.m2.port.y')
-    expect(woken).toBe(2)
-    await signal('state')
-    expect(woken).toBe(3)
-    stop()
-    expect([...listeners.values()].map((set) => set.size)).toEqual([0, 0, 0, 0])
-  })
-})

@@ -33,12 +33,6 @@ export interface Overviews {
    * no row the answer shows wakes nobody.
    */
   changed: (request: OverviewRequest, ms: number, signal?: AbortSignal) => Promise<void>
-  /**
-   * Calls `wake` whenever a row `request` keeps, or kept, changes its bytes, and at every change of
-   * a view's state, until the returned function is called: a live-rows stream's signal. A write
-   * that moves no row of its own costs it nothing.
-   */
-  follow: (request: OverviewRequest, wake: () => void) => () => void
   /** The rows of `request` live, for an event stream. */
   readonly live: LiveRows
   /** The module rows per state, the earliest waitingSince and the unanswered needs of the whole mesh: the gauges' reading (undefined while a bucket cannot be read). */
@@ -180,7 +174,6 @@ export function createOverviews (views: AnsweredViews): Overviews {
   return {
     ask,
     changed: async (request, ms, signal) => await waiters.changed(request, ms, signal),
-    follow: (request, wake) => waiters.follow(request, wake),
     live: new LiveRows(views, memo),
     totals: () => totals(views, memo),
     tag: (request, opts) => ask(request, opts).tag,
