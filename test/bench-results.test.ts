@@ -3,12 +3,13 @@
 import { describe, expect, test } from 'vitest'
 import { sideBySide, type Run } from '../bench/results.js'
 import type { Row } from '../bench/table.js'
+import { defined } from '../src/domain/defined.js'
 
 const row = (what: string, service: number): Row => ({ what, unit: 'req/s', goal: { higher: 0.85 }, service, floor: 100 })
 const run = (date: string, services: number[], handed?: string): Run => ({
   date,
   machine: '2 cores',
-  ...(handed === undefined ? {} : { handed }),
+  ...defined({ handed }),
   rows: services.map((s, i) => row(`row ${i}`, s))
 })
 
