@@ -25,10 +25,8 @@ export class RowSource implements StreamSource {
     this.liveReason = `buckets ${this.buckets.map((b) => BUCKETS[b]).join(', ')} are followed live`
   }
 
-  listen (wake: () => void): () => void {
-    // The registry too: its kinds move `unanswered`.
-    const stops = [...this.buckets, 'registry' as const].map((what) => this.deps.provisioning.listen(what, wake))
-    return () => { for (const stop of stops) stop() }
+  listen (wake: () => void, position: () => string | undefined): () => void {
+    return this.deps.provisioning.overviews.live.follow(this.overviewRequest, position, wake)
   }
 
   state (): State {

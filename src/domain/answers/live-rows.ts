@@ -8,14 +8,49 @@ import { hash } from 'node:crypto'
 import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
+import { FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { touched, type Mesh, type Rows } from './rows.js'
+import type { KeyRead } from './selection.js'
+import type { Waiters } from './waiters.js'
 
 /** A row put (its JSON as in answers) or deleted (`{"node"}`, `{"node","module"}`). */
 export interface RowChange { type: 'put' | 'delete', json: string }
 
 const CURSOR = /^(\d{1,16}(?:\.\d{1,16}){2,3})-([A-Za-z0-9_-]{16})$/
+
+/** The revisions a row cursor names, in cursor order, and its generations' digest; undefined for none. */
+function readCursor (cursor: string): { revisions: number[], generations: string } | undefined {
+  const m = CURSOR.exec(cursor)
+  return m === null ? undefined : { revisions: (m[1] as string).split('.').map(Number), generations: m[2] as string }
+}
+
+/** The revisions of the cursor `position()` gives, read again only when it moved: none (every change is after) without one. */
+function revisionsAt (position: () => string | undefined): () => readonly number[] {
+  let cursor: string | undefined
+  let revisions: readonly number[] = []
+  return () => {
+    const now = position()
+    if (now !== cursor) {
+      cursor = now
+      revisions = (now === undefined ? undefined : readCursor(now)?.revisions) ?? []
+    }
+    return revisions
+  }
+}
+
+/**
+ * Whether a change of `key` in bucket `what` names a row `request` keeps, read as `touched` reads
+ * it: by its node and, for module rows, its module (a collect key names no module).
+ */
+function namesKept (request: OverviewRequest, what: What, key: KeyRead): boolean {
+  const tokens = 'values' in key ? key.values : key.tokens
+  if (!keeps(request.filter, 'node', tokens[0] as string)) return false
+  if (request.what === 'nodes') return true
+  const module = what === 'collect' ? undefined : tokens[1]
+  return module !== undefined && keeps(request.filter, 'module', module)
+}
 
 /** The buckets whose changes move rows of `request`, in cursor order: the registry last. */
 const readBuckets = (request: OverviewRequest): Array<keyof Mesh & string> => [...bucketsOf(request), 'registry']
@@ -28,7 +63,7 @@ function expired (why: string): ProvisionerError {
 interface Keyed { key: string, json: string }
 
 export class LiveRows {
-  constructor (private readonly views: AnsweredViews, private readonly rows: Rows) {}
+  constructor (private readonly views: AnsweredViews, private readonly rows: Rows, private readonly waitersOf: (what: What) => Waiters) {}
 
   /** The cursor of `mesh` for `request`: each bucket's revision, and a digest of their generations. */
   private cursorOf (mesh: Mesh, request: OverviewRequest): string {
@@ -85,19 +120,38 @@ export class LiveRows {
   }
 
   /**
+   * Calls `wake` on every change after the cursor `position()` gives that may move a row `request`
+   * keeps (a key naming a node, and for module rows a module, its filter keeps), on every registry
+   * change (its kinds move `unanswered`) and on a change of a view's state, until the returned
+   * function is called: a write to another node costs the stream nothing.
+   */
+  follow (request: OverviewRequest, position: () => string | undefined, wake: () => void): () => void {
+    const revisions = revisionsAt(position)
+    const nodes = request.filter['node']
+    const stops = bucketsOf(request).map((what, i) => this.waitersOf(what).add({
+      get after () { return revisions()[i] ?? 0 },
+      index: nodes === undefined ? undefined : { position: FIELDS[what].indexOf('node'), tokens: nodes.map((n) => tokenOf('node', n)) },
+      keeps: (key) => namesKept(request, what, key),
+      wake
+    }))
+    stops.push(this.views.byWhat.registry.listen(wake))
+    return () => { for (const stop of stops) stop() }
+  }
+
+  /**
    * The rows that changed or left after `since`, latest per row, in answer order: a put for each
    * row the filter keeps that a changed key names, a delete for each that it no longer keeps.
    * CURSOR_EXPIRED when `since` cannot be served (not such a cursor, a bucket created again, a
    * revision this instance has not reached or no longer serves).
    */
   changes (request: OverviewRequest, since: string): { changes: RowChange[], cursor: string } {
-    const m = CURSOR.exec(since)
+    const read = readCursor(since)
     const buckets = readBuckets(request)
-    const revisions = m === null ? [] : (m[1] as string).split('.').map(Number)
-    if (m === null || revisions.length !== buckets.length) throw expired(`${JSON.stringify(since.slice(0, 60))} is not an id of this stream; a fresh snapshot follows`)
+    if (read === undefined || read.revisions.length !== buckets.length) throw expired(`${JSON.stringify(since.slice(0, 60))} is not an id of this stream; a fresh snapshot follows`)
+    const { revisions } = read
     const mesh = this.mesh(request)
     const cursor = this.cursorOf(mesh, request)
-    if (!cursor.endsWith(`-${m[2] as string}`)) throw expired('a bucket the rows read was created again since that id; a fresh snapshot follows')
+    if (!cursor.endsWith(`-${read.generations}`)) throw expired('a bucket the rows read was created again since that id; a fresh snapshot follows')
     const named = new Map<string, { node: string, module: string | undefined }>()
     buckets.forEach((b, i) => {
       const c = mesh[b] as Contents | undefined

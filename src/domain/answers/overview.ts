@@ -13,6 +13,7 @@ import { pageOf, type Row } from './pages.js'
 import { nodesOf, noModule, noNode, Rows, type Kept, type Mesh } from './rows.js'
 import { OverviewWaiters } from './overview-waiters.js'
 import { LiveRows } from './live-rows.js'
+import { waitersByBucket } from './waiters.js'
 import type { ModuleState } from '../wire/schemas.js'
 
 export { isoNanos, noModule, noNode, stateOf } from './rows.js'
@@ -149,7 +150,8 @@ function totals (views: AnsweredViews, memo: Rows): Totals | undefined {
   return { states, waitingSinceMs, unanswered }
 }
 
-export function createOverviews (views: AnsweredViews): Overviews {
+/** `waitersOf`: each bucket's waiters, shared with the answers to the buckets' requests (provisioning.ts). */
+export function createOverviews (views: AnsweredViews, waitersOf = waitersByBucket(views)): Overviews {
   const memo = new Rows()
   const cache = answerCache()
   const waiters = new OverviewWaiters(views, memo)
@@ -174,7 +176,7 @@ export function createOverviews (views: AnsweredViews): Overviews {
   return {
     ask,
     changed: async (request, ms, signal) => await waiters.changed(request, ms, signal),
-    live: new LiveRows(views, memo),
+    live: new LiveRows(views, memo, waitersOf),
     totals: () => totals(views, memo),
     tag: (request, opts) => ask(request, opts).tag,
     keep (request, opts = {}) {

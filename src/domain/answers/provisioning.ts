@@ -7,7 +7,7 @@ import { Answer, answerCache, type AskOptions } from './answer.js'
 import { facetsJson } from './facets.js'
 import { createOverviews, type Overviews } from './overview.js'
 import { heldUntil } from './held.js'
-import { Waiters, type Waiter } from './waiters.js'
+import { waitersByBucket, type Waiter, type Waiters } from './waiters.js'
 import { BUCKETS, FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
 import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
@@ -15,7 +15,6 @@ import type { Filter, BucketRequest } from '../wire/request.js'
 import { listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
 import type { Contents, RevisionMemo } from '../store/contents.js'
 import { keepsKey, narrowing, Selection, type Change, type Narrowing } from './selection.js'
-import type { ViewSignal } from '../follow/bucket-view.js'
 import type { AnsweredViews } from './port.js'
 import { defined } from '../defined.js'
 import { ByteWriter } from '../store/byte-writer.js'
@@ -119,8 +118,6 @@ export interface Provisioning {
    * costs it nothing.
    */
   changed (requests: readonly BucketRequest[], ms: number, signal?: AbortSignal): Promise<void>
-  /** Calls `listener` on every change and change of state of the view of `what`, until the returned function is called. */
-  listen (what: What, listener: (signal: ViewSignal) => void): () => void
   /**
    * Calls `wake` whenever a change `request` would show lands after the revision `after()` gives
    * then, and at every change of the view's state, until the returned function is called: an event
@@ -397,12 +394,7 @@ function answerJson (views: AnsweredViews, request: BucketRequest, opts: AskOpti
 }
 
 export function createProvisioning (views: AnsweredViews): Provisioning {
-  const waiters = new Map<What, Waiters>()
-  const waitersOf = (what: What): Waiters => {
-    let held = waiters.get(what)
-    if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
-    return held
-  }
+  const waitersOf = waitersByBucket(views)
   const tag = (request: BucketRequest): string => tagNow(views, request)
   const cache = answerCache()
 
@@ -439,14 +431,13 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
   }
 
   return {
-    overviews: createOverviews(views),
+    overviews: createOverviews(views, waitersOf),
     ask,
     keep,
     tag,
     snapshot: (request, after, limit) => snapshot(views, request, after, limit),
     count: (request) => count(views, request),
     catchUp: (request, ms) => catchUp(views, request, ms),
-    listen: (what, listener) => views.byWhat[what].listen(listener),
     changed: async (requests, ms, signal) => await changed(views, waitersOf, requests, ms, signal),
     // An event stream's waiter is held until the stream closes: `after` moves with what it sent.
     follow: (request, after, wake) => waitersOf(request.what).add(waiterFor(request, narrowing(request.what, request.filter), after, wake)),

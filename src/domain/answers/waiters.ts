@@ -1,11 +1,12 @@
-// The requests held until a change they would show, and the event streams that follow one
-// (docs/following-changes.md "Waiting", "Bounds"): indexed by the key token their filter asks at
-// one field, so that a burst of changes is read once for them all and each change looks only at
-// the waiters whose token it has. A write elsewhere costs a held request or a stream nothing,
-// however many there are.
+// The requests held until a change they would show, and the event streams (a bucket's, the live
+// rows') that follow one (docs/following-changes.md "Waiting", "Bounds"): indexed by the key
+// token their filter asks at one field, so that a burst of changes is read once for them all and
+// each change looks only at the waiters whose token it has. A write elsewhere costs a held request
+// or a stream nothing, however many there are.
 
 import type { Contents } from '../store/contents.js'
 import type { ViewSignal } from '../follow/bucket-view.js'
+import type { What } from '../wire/key-shapes.js'
 import { readKey, type KeyRead } from './selection.js'
 
 /** The view a Waiters follows: what bucket-view gives. */
@@ -167,5 +168,18 @@ export class Waiters {
         for (const set of byToken.values()) yield * set
       }
     }
+  }
+}
+
+/**
+ * The waiters of each bucket, made when first asked for: a bucket's held requests, event streams
+ * and live rows share one look per burst of its changes.
+ */
+export function waitersByBucket (views: { readonly byWhat: Readonly<Record<What, Followed>> }): (what: What) => Waiters {
+  const waiters = new Map<What, Waiters>()
+  return (what) => {
+    let held = waiters.get(what)
+    if (held === undefined) waiters.set(what, (held = new Waiters(views.byWhat[what])))
+    return held
   }
 }
