@@ -19,11 +19,13 @@ const ON_BOTH_SERVERS = [
 export default defineConfig({
   test: {
     // Each project names its own files (an include here would be added to each project's).
-    // Integration suites spend most of their time waiting on nats-servers and processes of their
-    // own: four files at a time keep two cores busy. Files share their worker's modules (nothing in
-    // src/ or testkit/ is module state a suite sets): the suite imported fastify, nats.js, typebox
-    // and the service anew per file, a third of its CPU.
-    maxWorkers: 4,
+    // Integration suites spend much of their time waiting on nats-servers and processes of their
+    // own: three files at a time keep two cores busy, and less CPU goes to contention than with four
+    // (on this 2-core machine, alternated: 122–141 s against 141–165 s, 197–228 against 227–261 s of
+    // CPU; two files at a time left the cores idle, 139 s). Files share their worker's modules
+    // (nothing in src/ or testkit/ is module state a suite sets): the suite imported fastify,
+    // nats.js, typebox and the service anew per file, a third of its CPU.
+    maxWorkers: 3,
     // A worker holds the modules of every file it ran and their meshes: a young generation larger
     // than V8's default collects less often what each test leaves.
     execArgv: ['--max-semi-space-size=32'],

@@ -14,7 +14,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 /**
  * The files that take longest in the suite, longest first; a file the list leaves out comes after
- * them, in vitest's own order. Four files share two cores there, so a file's CPU counts more than
+ * them, in vitest's own order. Three files share two cores there, so a file's CPU counts more than
  * its waits: ~2 s of the suite's for a second of a file's own CPU (figures alone, quiet machine).
  */
 export const LONGEST = [
