@@ -136,7 +136,7 @@ export class Selection {
     // took ~4 minutes to open; bench/RESULTS.md). The bound is read without walking a key: this
     // runs at every look of every stream.
     if (this.contents.revisionBound(this.n.positions) <= since) return
-    for (const [key, revision] of this.contents.changesSince(since)) {
+    for (const [key, revision] of this.contents.changesSinceOf(this.n.positions, since)) {
       const change = this.changeOf(key, revision)
       if (change !== undefined) yield change
     }

@@ -50,6 +50,11 @@ export class ChangeLog {
     return this.revisions.pageOf(i)[inPage(i)] as number
   }
 
+  /** How many records follow `revision`: what reading the changes after it walks. */
+  countAfter (revision: number): number {
+    return this.length - this.firstAfter(revision)
+  }
+
   /** The position of the first record after `revision`. */
   private firstAfter (revision: number): number {
     return partitionPoint(this.length, (i) => this.revisionAt(i) <= revision)

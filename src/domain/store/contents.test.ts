@@ -203,6 +203,11 @@ describe('what a filter keeps, whatever index answers it', () => {
       })
       const keptKeys = [...last].filter(([key]) => kept(key))
       expect(c.revisionFor(filter)).toBe(Math.max(0, ...keptKeys.map(([, l]) => l.revision)))
+      // The changes after a cursor, read from the index's set or from the log, whichever is cheaper.
+      for (const from of [0, load.length, c.revision - 2]) {
+        const changed = keptKeys.filter(([, l]) => l.revision > from).map(([key, l]) => [key, l.revision]).sort(([, a], [, b]) => (a as number) - (b as number))
+        expect([...c.changesSinceOf(filter, from)].filter(([key]) => kept(key)), `after ${from}`).toEqual(changed)
+      }
       FACETED[what].forEach((position) => {
         const expected = new Map<string, { count: number, revision: number }>()
         for (const [key, l] of keptKeys) {
@@ -235,6 +240,24 @@ describe('facets narrowed to nodes', () => {
     expect(counted.map((values) => [...values.values()].reduce((n, v) => n + v.count, 0))).toEqual([1000, 1000])
     expect(counted.map((values) => values.size)).toEqual([5, what === 'needs' ? 3 : 1000])
     expect([...both.values()].reduce((n, v) => n + v.count, 0)).toBe(2000)
+  })
+})
+
+describe('changesSinceOf', () => {
+  test('reads a narrow filter\'s changes after an old cursor from its set and deletions, not from every change since', () => {
+    const c = new Contents('needs', 'gen-1')
+    const put = feeder(c)
+    for (let n = 0; n < 1000; n++) put(`n${n % 100}.m${n % 3}.k.x${n}`)
+    c.buildIndexes()
+    put('n1.m1.k.y')
+    put('n1.m1.k.x1', '', 'DEL')
+    put('n7.m1.k.x7')
+    const log = vi.spyOn(c, 'changesSince')
+    expect([...c.changesSinceOf(valuesAt([[0, 'n1'], [1, 'm1']]), 5)]).toEqual([['n1.m1.k.x301', 302], ['n1.m1.k.x601', 602], ['n1.m1.k.x901', 902], ['n1.m1.k.y', 1001], ['n1.m1.k.x1', 1002]])
+    expect(log).not.toHaveBeenCalled()
+    // Near the end of the log, the log is the cheaper read.
+    expect([...c.changesSinceOf(valuesAt([[0, 'n1'], [1, 'm1']]), 1001)]).toEqual([['n1.m1.k.x1', 1002], ['n7.m1.k.x7', 1003]])
+    expect(log).toHaveBeenCalledOnce()
   })
 })
 

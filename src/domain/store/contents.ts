@@ -85,6 +85,12 @@ const NONE: readonly number[] = []
  */
 const MAX_PARTS = 100
 
+/**
+ * What a key of an index's set costs to read against a record of the change log (a key string made,
+ * then a sort): the changes after a cursor are read from the set only when it is this many times smaller.
+ */
+const SET_READ_COST = 4
+
 /** A filter as the store reads it: the values each narrowed field position keeps (distinct; one or more). */
 export type FieldValues = ReadonlyMap<number, readonly string[]>
 
@@ -298,6 +304,35 @@ export class Contents {
   /** The keys changed after `revision`, oldest change first, each once, at its latest change. */
   * changesSince (revision: number): Generator<[key: string, revision: number]> {
     for (const [n, rev] of this.log.since(revision, this.currentOf)) yield [this.keyOf(n), rev]
+  }
+
+  /**
+   * The keys changed after `revision` that `filter` may keep (the caller checks each), oldest change
+   * first, each once, at its latest change. Read from the narrowest index's set and its deletions
+   * when the set is much smaller than the log after `revision`: a narrow filter's old cursor then
+   * costs the filter's own keys, not every change of the bucket since (a held wait on one node and
+   * module, its cursor from before a load of 300k keys, read them all at each wake: ~170 ms).
+   */
+  changesSinceOf (filter: FieldValues, revision: number): Iterable<[key: string, revision: number]> {
+    return this.changedInSet(filter, revision) ?? this.changesSince(revision)
+  }
+
+  /** As changesSinceOf, from the index; undefined when the log is the cheaper read, or when an out-of-shape key the filter may keep changed after `revision` (the log alone holds those). */
+  private changedInSet (filter: FieldValues, revision: number): Array<[string, number]> | undefined {
+    if (filter.size === 0 || !this.indexed || this.outOfShapeBound(filter) > revision) return undefined
+    const { set, positions } = this.candidates(filter)
+    if (set.size * SET_READ_COST >= this.log.countAfter(revision)) return undefined
+    const changed: Array<[string, number]> = []
+    for (let i = 0; i < set.size; i++) {
+      const slot = set.slotAt(i)
+      const at = this.entries.revisionAt(slot)
+      if (at > revision) changed.push([this.entries.keys.keyAt(slot), at])
+    }
+    for (const key of this.goneOf(filter, positions)) {
+      const at = this.deleted.get(key) as number
+      if (at > revision) changed.push([key, at])
+    }
+    return changed.sort((a, b) => a[1] - b[1])
   }
 
   private keyOf (n: number): string {
