@@ -38,8 +38,11 @@ test('changesAfter gives a filter\'s puts, deletions and out-of-shape keys after
   expect([...selection.changesAfter(5)].map((ch) => ch.type)).toEqual(['outOfShape'])
 
   const read = vi.spyOn(c, 'changesSince')
+  const walked = vi.spyOn(c.entries, 'revisionAt')
   expect([...selection.changesAfter(own)]).toEqual([])
+  // Neither the log nor the filter's own set is read: its bound says nothing came after.
   expect(read).not.toHaveBeenCalled()
+  expect(walked).not.toHaveBeenCalled()
   expect([...selection.changesAfter(own - 1)]).toHaveLength(1)
   expect(read).toHaveBeenCalledTimes(1)
 })

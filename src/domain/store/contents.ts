@@ -308,20 +308,22 @@ export class Contents {
 
   /**
    * The keys changed after `revision` that `filter` may keep (the caller checks each), oldest change
-   * first, each once, at its latest change. Read from the narrowest index's set and its deletions
+   * first, each once, at its latest change. None when the filter's own bound (its narrowest set's
+   * revision and that of the out-of-shape keys it may keep) is not after `revision`: a cursor the
+   * service gave is often that revision (a list's, a stream's snapshot's), and read from it every
+   * later change of the bucket would be read and left out, for each narrow filter (1000 streams on
+   * distinct filters at 300k keys took ~4 minutes to open). Read from that set and its deletions
    * when the set is much smaller than the log after `revision`: a narrow filter's old cursor then
-   * costs the filter's own keys, not every change of the bucket since (a held wait on one node and
-   * module, its cursor from before a load of 300k keys, read them all at each wake: ~170 ms).
+   * costs the filter's own keys (a held wait on one node and module, its cursor from before a load
+   * of 300k keys, read them all at each wake: ~170 ms). bench/RESULTS.md has both.
    */
   changesSinceOf (filter: FieldValues, revision: number): Iterable<[key: string, revision: number]> {
-    return this.changedInSet(filter, revision) ?? this.changesSince(revision)
-  }
-
-  /** As changesSinceOf, from the index; undefined when the log is the cheaper read, or when an out-of-shape key the filter may keep changed after `revision` (the log alone holds those). */
-  private changedInSet (filter: FieldValues, revision: number): Array<[string, number]> | undefined {
-    if (filter.size === 0 || !this.indexed || this.outOfShapeBound(filter) > revision) return undefined
+    if (filter.size === 0 || !this.indexed) return this.changesSince(revision)
     const { set, positions } = this.candidates(filter)
-    if (set.size * SET_READ_COST >= this.log.countAfter(revision)) return undefined
+    const oddBound = this.outOfShapeBound(filter)
+    if (Math.max(set.revision, oddBound, this.expired) <= revision) return []
+    // The log alone holds the out-of-shape keys' changes in order.
+    if (oddBound > revision || set.size * SET_READ_COST >= this.log.countAfter(revision)) return this.changesSince(revision)
     const changed: Array<[string, number]> = []
     for (let i = 0; i < set.size; i++) {
       const slot = set.slotAt(i)
@@ -536,16 +538,6 @@ export class Contents {
     const held = values.get(node)
     if (held === undefined) values.set(node, [value])
     else held.push(value)
-  }
-
-  /**
-   * At least `revisionFor(filter)`, read without checking a key: the revision of the narrowest
-   * index's set and of the out-of-shape keys the filter may keep (the same where an index matches
-   * the filter exactly). No change the filter keeps is later.
-   */
-  revisionBound (filter: FieldValues): number {
-    if (filter.size === 0) return this.revision
-    return Math.max(this.candidates(filter).set.revision, this.outOfShapeBound(filter), this.expired)
   }
 
   /**
