@@ -6,7 +6,7 @@
 
 import type { What } from '../domain/wire/key-shapes.js'
 import { BUCKETS } from '../domain/wire/key-shapes.js'
-import { formatCursor, parseCursor } from '../domain/wire/cursor.js'
+import { formatCursor, parseCursor, readWhenMoved } from '../domain/wire/cursor.js'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { BucketRequest } from '../domain/wire/request.js'
@@ -125,18 +125,8 @@ class BucketSource implements StreamSource {
   }
 
   listen (wake: () => void, position: () => string | undefined): () => void {
-    // Only the changes the request keeps wake it (a write to another node costs the stream
-    // nothing); the cursor is read again only when the stream has moved.
-    let cursor: string | undefined
-    let revision = 0
-    const after = (): number => {
-      const now = position()
-      if (now !== cursor) {
-        cursor = now
-        revision = now === undefined ? 0 : parseCursor(now).revision
-      }
-      return revision
-    }
+    // Only the changes the request keeps wake it (a write to another node costs the stream nothing).
+    const after = readWhenMoved(position, (cursor) => cursor === undefined ? 0 : parseCursor(cursor).revision)
     return this.deps.provisioning.follow(this.bucketRequest, after, wake)
   }
 

@@ -9,6 +9,7 @@ import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import { FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
+import { readWhenMoved } from '../wire/cursor.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { touched, type Mesh, type Rows } from './rows.js'
@@ -24,20 +25,6 @@ const CURSOR = /^(\d{1,16}(?:\.\d{1,16}){2,3})-([A-Za-z0-9_-]{16})$/
 function readCursor (cursor: string): { revisions: number[], generations: string } | undefined {
   const m = CURSOR.exec(cursor)
   return m === null ? undefined : { revisions: (m[1] as string).split('.').map(Number), generations: m[2] as string }
-}
-
-/** The revisions of the cursor `position()` gives, read again only when it moved: none (every change is after) without one. */
-function revisionsAt (position: () => string | undefined): () => readonly number[] {
-  let cursor: string | undefined
-  let revisions: readonly number[] = []
-  return () => {
-    const now = position()
-    if (now !== cursor) {
-      cursor = now
-      revisions = (now === undefined ? undefined : readCursor(now)?.revisions) ?? []
-    }
-    return revisions
-  }
 }
 
 /**
@@ -126,7 +113,8 @@ export class LiveRows {
    * function is called: a write to another node costs the stream nothing.
    */
   follow (request: OverviewRequest, position: () => string | undefined, wake: () => void): () => void {
-    const revisions = revisionsAt(position)
+    // No cursor, or not one of these rows: no revision, so every change is after it.
+    const revisions = readWhenMoved(position, (cursor): readonly number[] => (cursor === undefined ? undefined : readCursor(cursor)?.revisions) ?? [])
     const nodes = request.filter['node']
     const stops = bucketsOf(request).map((what, i) => this.waitersOf(what).add({
       get after () { return revisions()[i] ?? 0 },

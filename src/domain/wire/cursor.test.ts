@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { compareGenerations, formatCursor, generationOf, parseCursor } from './cursor.js'
+import { compareGenerations, formatCursor, generationOf, parseCursor, readWhenMoved } from './cursor.js'
 
 describe('generationOf', () => {
   test.each([
@@ -32,4 +32,16 @@ test.each([
   ['999', '1000', -1]
 ])('generations are ordered by the creation time they name: %s against %s', (a, b, sign) => {
   expect(Math.sign(compareGenerations(a, b))).toBe(sign)
+})
+
+test('readWhenMoved reads a cursor again only when it moved', () => {
+  let position: string | undefined
+  const reads: Array<string | undefined> = []
+  const revision = readWhenMoved(() => position, (cursor) => { reads.push(cursor); return cursor === undefined ? 0 : parseCursor(cursor).revision })
+  expect([revision(), revision()]).toEqual([0, 0])
+  position = '7-1764400000000000000'
+  expect([revision(), revision()]).toEqual([7, 7])
+  position = '9-1764400000000000000'
+  expect(revision()).toBe(9)
+  expect(reads).toEqual([undefined, '7-1764400000000000000', '9-1764400000000000000'])
 })

@@ -46,3 +46,17 @@ export function parseCursor (text: string, field = 'since'): Cursor {
   }
   return { revision, generation: m[2] as string }
 }
+
+/**
+ * What `read` makes of the cursor `position()` gives (undefined: none yet), made again only when
+ * the cursor moved: an event stream's waiter asks it at every change it looks at.
+ */
+export function readWhenMoved<T> (position: () => string | undefined, read: (cursor: string | undefined) => T): () => T {
+  let cursor: string | undefined
+  let value = read(undefined)
+  return () => {
+    const now = position()
+    if (now !== cursor) value = read(cursor = now)
+    return value
+  }
+}
