@@ -12,7 +12,7 @@ import { FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
 import { readWhenMoved } from '../wire/cursor.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
-import { touched, type Mesh, type Rows } from './rows.js'
+import { namesModule, touched, type Mesh, type Rows } from './rows.js'
 import type { KeyRead } from './selection.js'
 import type { Waiters } from './waiters.js'
 
@@ -29,13 +29,13 @@ function readCursor (cursor: string): { revisions: number[], generations: string
 
 /**
  * Whether a change of `key` in bucket `what` names a row `request` keeps, read as `touched` reads
- * it: by its node and, for module rows, its module (a collect key names no module).
+ * it: by its node and, for module rows, its module (`namesModule`).
  */
 function namesKept (request: OverviewRequest, what: What, key: KeyRead): boolean {
   const tokens = 'values' in key ? key.values : key.tokens
   if (!keeps(request.filter, 'node', tokens[0] as string)) return false
   if (request.what === 'nodes') return true
-  const module = what === 'collect' ? undefined : tokens[1]
+  const module = namesModule(what) ? tokens[1] : undefined
   return module !== undefined && keeps(request.filter, 'module', module)
 }
 

@@ -279,6 +279,9 @@ export function modulesOfKind (mesh: Mesh, kind: string): Iterable<string> {
   return mesh.needs.tally?.modulesOfKind(kind) ?? []
 }
 
+/** Whether a key of bucket `what` names a module row by its second token (a collect key's is its collection). */
+export const namesModule = (what: string): boolean => what === 'needs' || what === 'applied'
+
 /**
  * The node (and, for needs and applied keys, the module) of each key of `c` changed after
  * `revision`, latest change first-seen order; a registry change names the modules with needs of its kind.
@@ -298,7 +301,7 @@ export function * touched (mesh: Mesh, c: Contents, revision: number): Generator
       continue
     }
     const end = key.indexOf('.', dot + 1)
-    yield { node: key.slice(0, dot), module: c.what === 'collect' ? undefined : key.slice(dot + 1, end < 0 ? key.length : end) }
+    yield { node: key.slice(0, dot), module: namesModule(c.what) ? key.slice(dot + 1, end < 0 ? key.length : end) : undefined }
   }
 }
 
