@@ -12,6 +12,7 @@ import { createProvisioning, type Provisioning } from './domain/answers/provisio
 import { compileRegistry } from './domain/registry/registry.js'
 import { RegistryWriter } from './domain/registry/registry-writer.js'
 import { createViews, type Views } from './domain/follow/views.js'
+import { followConnection } from './domain/follow/connection.js'
 import { StartError } from './start-error.js'
 import { buildApp } from './http/app.js'
 import { connectionBound } from './http/holds.js'
@@ -115,9 +116,10 @@ function openMetrics (config: Readonly<Config>, maxStreams: number, scraped: () 
   })
 }
 
-/** The registry writer and its first run, which creates the registry bucket; a run that fails is retried on the writer's own schedule. */
-function openWriter (js: ReturnType<NatsConnection['jetstream']>, config: Readonly<Config>, log: PinoLogger, metrics: Metrics, retryMs: number | undefined): RegistryWriter {
-  return new RegistryWriter({
+/** The registry writer, told when NATS goes and comes back; a run that fails is retried on its own schedule, or at once when NATS is back. */
+function openWriter (nc: NatsConnection, config: Readonly<Config>, log: PinoLogger, metrics: Metrics, retryMs: number | undefined): RegistryWriter {
+  const js = nc.jetstream()
+  const writer = new RegistryWriter({
     // allow_direct: a bucket only bound (not created here) would otherwise read through the
     // stream's message API, a grant the service does not need.
     open: async () => await js.views.kv(BUCKETS.registry, { bindOnly: !config.registry.createBucket, allow_direct: true, replicas: config.registry.replicas, history: 1 }),
@@ -127,6 +129,8 @@ function openWriter (js: ReturnType<NatsConnection['jetstream']>, config: Readon
     log,
     onRun: (run) => metrics.registryRun(run)
   })
+  followConnection(nc, (connected) => { writer.setConnected(connected) })
+  return writer
 }
 
 interface Gateway { app: FastifyInstance, url: string, reload: () => void }
@@ -197,7 +201,7 @@ export async function startService (options: ServiceOptions): Promise<Running> {
     const bound = holdBound(config, log)
     const opening: { scraped?: Scraped } = {}
     const metrics = openMetrics(config, bound.maxStreams, () => opening.scraped)
-    const writer = openWriter(nc.jetstream(), config, log, metrics, registryRetryMs)
+    const writer = openWriter(nc, config, log, metrics, registryRetryMs)
     opened.push(async () => await writer.stop())
     // The first run creates the registry bucket, so its view starts after it, live rather than
     // absent; the other views start loading beside it.

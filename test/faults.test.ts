@@ -109,20 +109,28 @@ describe('the registry writer', () => {
     expect(asCompiled(await stored(kv))).toEqual(wanted)
   })
 
-  test('meeting NATS down, it fails the run, tries again well before the next period, and converges', async () => {
+  test('meeting NATS down, it fails the run at once, plans a retry well before the next period, and converges as soon as NATS is back', async () => {
     const fx = fixture()
     const server = await fx.server()
-    const running = await fx.service(server)
+    // A retry 30 s after a failure: converging sooner than that is the reconnect's doing.
+    const running = await fx.service(server, {}, { registryRetryMs: 30_000 })
     await untilWritten(running)
+    let plannedRetry = ''
     await killAndRestart(server, {
       whileDown: async () => {
+        await vi.waitFor(() => { expect(running.views.connected()).toBe(false) }, { timeout: 10_000, interval: 20 })
         const failed = await running.writer.run()
-        expect(failed.ok).toBe(false)
+        expect(failed).toMatchObject({ ok: false, error: expect.stringMatching(/NATS is not connected; the run is tried again as soon as it reconnects/) })
+        // At once, not after its requests' timeout (5 s).
+        expect(failed.durationMs).toBeLessThan(1000)
         // The retry is planned from the run itself, not from the clock when this line runs.
         expect(Date.parse(failed.nextAt as string) - Date.parse(failed.at)).toBeLessThan(60_000)
+        plannedRetry = failed.nextAt as string
       }
     })
-    const again = await untilWritten(running, 30_000)
+    const again = await untilWritten(running, 15_000)
+    // Before the retry its backoff planned: the reconnect started it.
+    expect(Date.parse(again.at)).toBeLessThan(Date.parse(plannedRetry))
     expect(again.deleted).toEqual([])
     const admin = await fx.admin(server)
     expect(asCompiled(await stored(await admin.jetstream().views.kv(BUCKETS.registry, { bindOnly: true })))).toEqual(wanted)

@@ -17,6 +17,8 @@ export interface TestServiceOptions {
   /** An event stream's heartbeat and slow-reader bound (ms), shorter than the service's own for a test. */
   eventHeartbeatMs?: number
   eventStallMs?: number
+  /** The registry writer's first retry after a failed run (ms; default 200). */
+  registryRetryMs?: number
 }
 
 /** Starts the service against `server` as the service's own NATS user; `env` overrides settings. */
@@ -32,7 +34,7 @@ export async function startTestService (server: Pick<NatsServer, 'serviceEnv'>, 
     version: '0.0.0-test',
     viewRetryMs: 100,
     viewCheckMs: 500,
-    registryRetryMs: 200,
+    registryRetryMs: opts.registryRetryMs ?? 200,
     ...(opts.eventHeartbeatMs === undefined ? {} : { eventHeartbeatMs: opts.eventHeartbeatMs }),
     ...(opts.eventStallMs === undefined ? {} : { eventStallMs: opts.eventStallMs })
   })

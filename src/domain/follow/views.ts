@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js'
 import type { Static } from 'typebox'
 import type { NatsServerStatus, ViewStatus } from '../wire/schemas.js'
 import { BucketView } from './bucket-view.js'
+import { followConnection } from './connection.js'
 import { purgeDefect } from './server-defects.js'
 import { defined } from '../defined.js'
 
@@ -49,14 +50,10 @@ export async function createViews ({ nc, log, inboxPrefix, registryAfter, retryM
   })])) as Record<What, BucketView>
   let connected = !nc.isClosed()
   const all = Object.values(byWhat)
-  void (async () => {
-    for await (const s of nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect') {
-        connected = s.type === 'reconnect'
-        for (const view of all) view.setConnected(connected)
-      }
-    }
-  })()
+  followConnection(nc, (now) => {
+    connected = now
+    for (const view of all) view.setConnected(now)
+  })
   for (const view of all) if (view.what !== 'registry' || registryAfter === undefined) view.start()
   void registryAfter?.finally(() => { byWhat.registry.start() })
   const status = (): Record<What, ViewStatus> => Object.fromEntries(WHATS.map((w) => [w, byWhat[w].status()])) as Record<What, ViewStatus>

@@ -54,6 +54,7 @@ export class RegistryWriter {
   private running: Promise<RegistryRun> | undefined
   private failures = 0
   private stopped = false
+  private connected = true
   last: RegistryRun | undefined
 
   constructor (opts: RegistryWriterOptions) {
@@ -64,6 +65,19 @@ export class RegistryWriter {
     this.stopped = true
     clearTimeout(this.timer)
     await this.running
+  }
+
+  /**
+   * Told by the connection's status. While NATS is away a run fails at once, rather than after
+   * each request's timeout; once it is back, a run that failed is tried again at once, rather than
+   * when its backoff ends.
+   */
+  setConnected (connected: boolean): void {
+    this.connected = connected
+    if (!connected) return
+    const failed = (run: RegistryRun | undefined): void => { if (run !== undefined && !run.ok) this.schedule(0) }
+    if (this.running === undefined) failed(this.last)
+    else void this.running.then(failed)
   }
 
   private schedule (ms: number): void {
@@ -82,6 +96,7 @@ export class RegistryWriter {
     const started = Date.now()
     const run: RegistryRun = { at: new Date(started).toISOString(), ok: false, durationMs: 0, wrote: [], left: [], deleted: [] }
     try {
+      if (!this.connected) throw new Error('NATS is not connected; the run is tried again as soon as it reconnects')
       // Opened anew each run (one stream info an hour): a bucket deleted meanwhile is created again.
       const kv = await this.opts.open()
       const stored: string[] = []
