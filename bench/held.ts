@@ -172,17 +172,21 @@ export async function heldWaitsRows (held: Held): Promise<Row[]> {
     const perHeld = (await rssOf(held.child) - before) / n / 1024
     const kv = await needsKv(held.nc)
     const times: number[] = []
+    // Each write's ack from NATS: the log tells a slow answer from a slow put.
+    const acks: number[] = []
     for (let i = 0; i < writes; i++) {
       const j = (i * 37) % n
       const { node, module } = asked[j] as { node: string, module: string }
       const started = performance.now()
       await kv.put(needKey(node, module, i), JSON.stringify({ wanted: i }))
+      acks.push(performance.now() - started)
       const answered = await holding[j]?.answered
       times.push(performance.now() - started)
       if (answered?.status !== 200 || answered.cursor === undefined) throw new Error(`a held wait answered ${answered?.status} after a write it shows`)
       holding[j] = hold(agent, listUrl({ node, module }, answered.cursor))
     }
-    log(`held waits: ${perHeld.toFixed(1)} KB each; write → answer ${p99(times)}`)
+    const slowest = times.indexOf(Math.max(...times))
+    log(`held waits: ${perHeld.toFixed(1)} KB each; write → answer ${p99(times)}; the slowest, write ${slowest + 1} of ${writes}, acked in ${(acks[slowest] as number).toFixed(1)} ms`)
     return [
       { what: memoryWhat, service: perHeld, unit: 'KB', goal: { absolute: 16 } },
       { what: wakeWhat, service: percentile(times, 0.99), unit: 'ms', goal: { absolute: 50 } }
