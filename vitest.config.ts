@@ -27,8 +27,9 @@ export default defineConfig({
     // nats.js, typebox and the service anew per file, a third of its CPU.
     maxWorkers: 3,
     // A worker holds the modules of every file it ran and their meshes: a young generation larger
-    // than V8's default collects less often what each test leaves.
-    execArgv: ['--max-semi-space-size=32'],
+    // than V8's default collects less often what each test leaves. --expose-gc: a test of what a
+    // structure holds weakly collects before it looks.
+    execArgv: ['--max-semi-space-size=32', '--expose-gc'],
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 30_000,

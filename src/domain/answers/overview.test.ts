@@ -114,3 +114,31 @@ const attempt = (f: () => string): string => {
     return (err as Error).message
   }
 }
+
+describe('a kept overview request', () => {
+  const CREATED = '2026-11-29T09:40:00.123456789Z'
+  const contents = { needs: new Contents('needs', CREATED), applied: new Contents('applied', CREATED), collect: new Contents('collect', CREATED), registry: new Contents('registry', CREATED) }
+  for (const c of Object.values(contents)) c.buildIndexes()
+  const views = { byWhat: Object.fromEntries(Object.entries(contents).map(([what, c]) => [what, { read: () => c, stale: false }])) } as unknown as AnsweredViews
+  const put = (key: string, revision: number): void => { contents.needs.apply({ key, value: new TextEncoder().encode('{}'), revision, operation: 'PUT', created: new Date(Date.UTC(2026, 10, 29)) }) }
+
+  test('holds its answer no longer than the run of code that asked for it, and its tag until the mesh moves', async () => {
+    // vitest.config.ts runs the suite with --expose-gc.
+    const gc = (globalThis as { gc?: () => void }).gc as () => void
+    put('ace.gitea.secret.db', 1)
+    const kept = createOverviews(views).keep({ what: 'nodes', filter: {} })
+    const tag = kept.tag()
+    const answered = new WeakRef(kept.answer())
+    expect(answered.deref()?.tag).toBe(tag)
+    // A transport keeps a thousand requests by their text's bytes: an answer of a megabyte each
+    // would be held beyond every bound.
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+    expect(answered.deref()).toBeUndefined()
+    expect(kept.tag()).toBe(tag)
+    expect(JSON.parse(kept.answer().json)).toMatchObject({ total: 1, nodes: [{ node: 'ace', needs: 1 }] })
+    put('bob.gitea.secret.db', 2)
+    expect(kept.tag()).not.toBe(tag)
+    expect(JSON.parse(kept.answer().json)).toMatchObject({ total: 2 })
+  })
+})

@@ -150,6 +150,27 @@ function totals (views: AnsweredViews, memo: Rows): Totals | undefined {
   return { states, waitingSinceMs, unanswered }
 }
 
+/**
+ * A request kept to be asked again: it holds the state last asked about and the tag of its answer,
+ * so that a quiet mesh costs a comparison. The answer itself is held weakly: a transport keeps a
+ * thousand requests by the bytes of their text, and an overview's answer can be a megabyte. One
+ * request's tag and answer are read in one run of code, which holds the answer that long; a later
+ * ask finds it in the answer cache, whose bound counts it, or builds it again.
+ */
+function keptOverview (request: OverviewRequest, answerAt: (state: string) => Answer, stateNow: () => string): KeptOverviewRequest {
+  let seen: { state: string, tag: string, answer: WeakRef<Answer> } | undefined
+  const answer = (): Answer => {
+    const state = stateNow()
+    const held = seen?.state === state ? seen.answer.deref() : undefined
+    if (held !== undefined) return held
+    const built = answerAt(state)
+    seen = { state, tag: built.tag, answer: new WeakRef(built) }
+    return built
+  }
+  const tag = (): string => seen !== undefined && seen.state === stateNow() ? seen.tag : answer().tag
+  return { request, tag, answer }
+}
+
 /** `waitersOf`: each bucket's waiters, shared with the answers to the buckets' requests (provisioning.ts). */
 export function createOverviews (views: AnsweredViews, waitersOf = waitersByBucket(views)): Overviews {
   const memo = new Rows()
@@ -180,15 +201,8 @@ export function createOverviews (views: AnsweredViews, waitersOf = waitersByBuck
     totals: () => totals(views, memo),
     tag: (request, opts) => ask(request, opts).tag,
     keep (request, opts = {}) {
-      /** The answer last built, and the state it was built from: a quiet mesh costs a comparison. */
-      let seen: { state: string, answer: Answer } | undefined
       const key = keyOf(request, opts)
-      const now = (): Answer => {
-        const state = readState(views, request)
-        if (seen?.state !== state) seen = { state, answer: answerAt(request, opts, key, state) }
-        return seen.answer
-      }
-      return { request, tag: () => now().tag, answer: now }
+      return keptOverview(request, (state) => answerAt(request, opts, key, state), () => readState(views, request))
     },
     node (node) {
       const line = memo.nodeRow(readMesh(views, bucketsOf({ what: 'nodes', filter: {} })), node)
