@@ -49,6 +49,8 @@ describe('answers kept across changes', () => {
     { what: 'nodes', filter: { node: ['b'] } },
     { what: 'modules', filter: {} },
     { what: 'modules', filter: { state: ['pending'] } },
+    { what: 'modules', filter: { state: ['applied', 'pending'] } },
+    { what: 'modules', filter: { node: ['a', 'b'], state: ['pending', 'applied', 'pending'] } },
     { what: 'modules', filter: { node: ['a', 'c'], module: ['m2'] } }
   ]
 

@@ -94,11 +94,12 @@ function nodesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit: n
 /** The modules document. */
 function modulesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit: number, budget: number): string {
   const { filter } = request
+  const states = filter['state']
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
-      for (const m of memo.moduleLines(mesh, node)) {
-        if (keeps(filter, 'module', m.module) && keeps(filter, 'state', m.state)) yield { key: `${node}.${m.module}`, line: () => m }
+      for (const m of states === undefined ? memo.moduleLines(mesh, node) : memo.moduleLinesIn(mesh, node, states)) {
+        if (keeps(filter, 'module', m.module)) yield { key: `${node}.${m.module}`, line: () => m }
       }
     }
   }
