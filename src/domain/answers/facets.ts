@@ -43,5 +43,5 @@ export function facetsJson (request: FacetsRequest, n: Narrowing): string {
   let outOfShape = 0
   for (const o of contents.outOfShape.values()) if (n.keepsTokens(o.tokens)) outOfShape++
   return `{"what":"${what}","bucket":"${BUCKETS[what]}","by":"${by}","revision":${revision},"cursor":"${formatCursor(revision, contents.generation)}",` +
-    `"stale":${request.stale},"total":${page.total},"values":[${page.rows}],"outOfShape":${outOfShape}${page.tail}}`
+    `"stale":${request.stale},"total":${page.total},"values":[${page.rows.join(',')}],"outOfShape":${outOfShape}${page.tail}}`
 }

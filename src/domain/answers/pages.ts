@@ -15,8 +15,8 @@ export interface Row {
 }
 
 export interface Page {
-  /** The rows' JSON, joined as an array's members. */
-  rows: string
+  /** The rows' JSON, in order. */
+  rows: readonly string[]
   /** Every row given, whatever `after` and the cut. */
   total: number
   /** `,"next":…,"cut":{…}` when cut, else empty. */
@@ -54,5 +54,5 @@ export function pageOf (rows: Iterable<Row>, after: ((row: Row) => boolean) | un
     omitted++
   }
   const tail = cut === undefined || next === undefined ? '' : `,"next":${JSON.stringify(next)},"cut":{"reason":"${cut}","omitted":${omitted}}`
-  return { rows: taken.join(','), total, tail }
+  return { rows: taken, total, tail }
 }
