@@ -11,7 +11,7 @@ import { Answer, answerCache, type AskOptions } from './answer.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { pageOf, type Page, type Row } from './pages.js'
 import { ByteWriter } from '../store/byte-writer.js'
-import { nodesOf, noModule, noNode, Rows, type Kept, type Mesh } from './rows.js'
+import { nodesOf, noModule, noNode, Rows, statesAsked, type Kept, type Mesh } from './rows.js'
 import { OverviewWaiters } from './overview-waiters.js'
 import { LiveRows } from './live-rows.js'
 import { waitersByBucket } from './waiters.js'
@@ -117,11 +117,11 @@ function nodesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit: n
 /** The modules document. */
 function modulesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit: number, budget: number): Buffer {
   const { filter } = request
-  const states = filter['state']
+  const asked = filter['state'] === undefined ? undefined : statesAsked(filter['state'])
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
-      for (const m of states === undefined ? memo.moduleLines(mesh, node) : memo.moduleLinesIn(mesh, node, states)) {
+      for (const m of asked === undefined ? memo.moduleLines(mesh, node) : memo.moduleLinesIn(mesh, node, asked)) {
         if (keeps(filter, 'module', m.module)) yield { key: `${node}.${m.module}`, line: () => m }
       }
     }

@@ -2,7 +2,7 @@
 
 import { expect, test } from 'vitest'
 import { Contents } from '../store/contents.js'
-import { Rows, type Mesh } from './rows.js'
+import { Rows, statesAsked, type Mesh } from './rows.js'
 
 const CREATED = '2026-11-29T09:40:00.123456789Z'
 const value = new TextEncoder().encode('{}')
@@ -37,4 +37,29 @@ test('holds no more bytes than its bound: past it the rows are made again', () =
   }
   expect(most).toBeLessThanOrEqual(bound)
   expect(most).toBeGreaterThan(bound / 2)
+})
+
+test('the lines of a node in some states follow its lines, when a change names the node and when every row is made again', () => {
+  const applied = (c: Contents): Contents => {
+    // n1's module gets an applied entry after its need: applied, no longer unapplied.
+    c.apply({ key: 'n1.web', value, revision: c.revision + 1, operation: 'PUT', created: new Date(Date.UTC(2026, 10, 30)) })
+    return c
+  }
+  const unapplied = statesAsked(['unapplied'])
+  const cases: Array<[string, (m: Mesh) => Mesh]> = [
+    ['a change naming the node', (m) => ({ ...m, applied: applied(m.applied) })],
+    ['the bucket read again', (m) => {
+      const again = new Contents('applied', CREATED)
+      again.buildIndexes()
+      return { ...m, applied: applied(again) }
+    }]
+  ]
+  for (const [what, change] of cases) {
+    const rows = new Rows()
+    const m = mesh(3)
+    expect(rows.moduleLinesIn(m, 'n1', unapplied).map((l) => l.module), what).toEqual(['web'])
+    const after = change(m)
+    expect(rows.moduleLinesIn(after, 'n1', unapplied), what).toEqual([])
+    expect(rows.moduleLinesIn(after, 'n1', statesAsked(['unapplied', 'applied', 'unapplied'])).map((l) => l.state), what).toEqual(['applied'])
+  }
 })

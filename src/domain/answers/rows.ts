@@ -117,6 +117,15 @@ export function nodesOf (...contents: Array<Contents | undefined>): string[] {
   return [...names].sort()
 }
 
+/** A filter's states as a set (its key names it: a node holds at most one filtering of each of the 15 sets). */
+export interface StatesAsked { readonly key: string, readonly states: readonly string[] }
+
+/** The states a filter asks, read once an answer rather than once a node. */
+export function statesAsked (states: readonly string[]): StatesAsked {
+  const set = MODULE_STATES.filter((state) => states.includes(state))
+  return { key: set.join(' '), states: set }
+}
+
 /** A row as kept: its JSON and the JSON's UTF-8 length, measured once. */
 export interface Kept extends Line { readonly bytes: number }
 
@@ -155,8 +164,8 @@ const linesBytes = (node: string, lines: readonly ModuleLine[] | undefined): num
 export class Rows {
   private readonly nodeRows = new Map<string, Kept>()
   private readonly moduleRows = new Map<string, ModuleLine[]>()
-  /** Per node's kept lines, those in each set of states asked (`moduleLinesIn`): let go with the lines. */
-  private readonly inStates = new WeakMap<readonly ModuleLine[], Map<string, readonly ModuleLine[]>>()
+  /** Per set of states asked (`moduleLinesIn`), each node's kept lines in those states: forgotten with the node's lines. */
+  private readonly inStates = new Map<string, Map<string, readonly ModuleLine[]>>()
   private bytes = 0
   /** Per bucket, the contents (by id: rows keep no contents alive) and revision the rows are of. */
   private readonly seen = new Map<string, { contents: number, revision: number }>()
@@ -205,20 +214,21 @@ export class Rows {
   }
 
   /**
-   * The module lines of `node` in one of `states`, in module order: a filter by state reads a
-   * node's few lines in that state, not all of them (at 3M keys, `?state=pending` read 60,000
-   * lines to answer 4,000). Filtered once a node and set of states while its lines are kept; the
-   * filtered lines are references to kept lines, counted in their ROW_OVERHEAD.
+   * The module lines of `node` in the states `asked` names (`statesAsked`), in module order: a
+   * filter by state reads a node's few lines in those states, not all of them (at 3M keys,
+   * `?state=pending` read 60,000 lines to answer 4,000). Filtered once a node and set of states,
+   * and kept while the node's lines are; the filtered lines are references to kept lines, counted
+   * in their ROW_OVERHEAD.
    */
-  moduleLinesIn (mesh: Mesh, node: string, states: readonly string[]): readonly ModuleLine[] {
-    const lines = this.moduleLines(mesh, node)
-    let byStates = this.inStates.get(lines)
-    if (byStates === undefined) this.inStates.set(lines, (byStates = new Map()))
-    // As a set, so that a node holds at most one filtering of each of the 15 sets of states.
-    const key = MODULE_STATES.filter((state) => states.includes(state)).join(' ')
-    let kept = byStates.get(key)
-    if (kept === undefined) byStates.set(key, (kept = lines.filter((line) => states.includes(line.state))))
-    return kept
+  moduleLinesIn (mesh: Mesh, node: string, asked: StatesAsked): readonly ModuleLine[] {
+    this.refresh(mesh)
+    let byNode = this.inStates.get(asked.key)
+    if (byNode === undefined) this.inStates.set(asked.key, (byNode = new Map()))
+    const kept = byNode.get(node)
+    if (kept !== undefined) return kept
+    const lines = this.moduleLines(mesh, node).filter((line) => asked.states.includes(line.state))
+    if (this.moduleRows.has(node)) byNode.set(node, lines)
+    return lines
   }
 
   /** Starts keeping aside the rows changes replace, until `unwatch`. */
@@ -253,12 +263,14 @@ export class Rows {
     this.bytes -= lineBytes(node, row) + linesBytes(node, lines)
     this.nodeRows.delete(node)
     this.moduleRows.delete(node)
+    for (const byNode of this.inStates.values()) byNode.delete(node)
   }
 
   private forgetAll (): void {
     if (this.replaced !== undefined) this.replaced.all = true
     this.nodeRows.clear()
     this.moduleRows.clear()
+    this.inStates.clear()
     this.bytes = 0
   }
 
