@@ -51,7 +51,8 @@ describe('answers kept across changes', () => {
     { what: 'modules', filter: { state: ['pending'] } },
     { what: 'modules', filter: { state: ['applied', 'pending'] } },
     { what: 'modules', filter: { node: ['a', 'b'], state: ['pending', 'applied', 'pending'] } },
-    { what: 'modules', filter: { node: ['a', 'c'], module: ['m2'] } }
+    { what: 'modules', filter: { node: ['a', 'c'], module: ['m2'] } },
+    { what: 'modules', filter: { module: ['m1'], state: ['unapplied', 'orphaned'] } }
   ]
 
   test('an overview asked again after each batch of changes answers what a new one does', () => {

@@ -11,7 +11,7 @@ import { Answer, answerCache, type AskOptions } from './answer.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { pageOf, type Page, type Row } from './pages.js'
 import { ByteWriter } from '../store/byte-writer.js'
-import { nodesOf, noModule, noNode, Rows, statesAsked, type Kept, type Mesh } from './rows.js'
+import { nodesOf, noModule, noNode, Rows, statesAsked, type Kept, type Mesh, type StateRow } from './rows.js'
 import { OverviewWaiters } from './overview-waiters.js'
 import { LiveRows } from './live-rows.js'
 import { waitersByBucket } from './waiters.js'
@@ -121,11 +121,18 @@ function modulesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit:
   const rows = function * (): Generator<Row> {
     for (const node of memo.nodes(mesh.needs, mesh.applied)) {
       if (!keeps(filter, 'node', node)) continue
-      for (const m of asked === undefined ? memo.moduleLines(mesh, node) : memo.moduleLinesIn(mesh, node, asked)) {
-        if (keeps(filter, 'module', m.module)) yield { key: `${node}.${m.module}`, line: () => m }
+      for (const m of memo.moduleLines(mesh, node)) {
+        if (keeps(filter, 'module', m.module) && (asked === undefined || asked.states.includes(m.state))) yield { key: `${node}.${m.module}`, line: () => m }
       }
     }
   }
+  const inStates = function * (list: readonly StateRow[]): Generator<Row> {
+    for (const row of list) if (keeps(filter, 'module', row.line().module)) yield row
+  }
+  // A filter by state alone reads the mesh's list of those states; one by node reads those nodes.
+  const source = asked === undefined || filter['node'] !== undefined
+    ? rows()
+    : filter['module'] === undefined ? memo.linesIn(mesh, asked) : inStates(memo.linesIn(mesh, asked))
   const dot = request.after?.indexOf('.') ?? -1
   const [an, am] = request.after === undefined ? [] : dot < 0 ? [request.after, ''] : [request.after.slice(0, dot), request.after.slice(dot + 1)]
   const past = an === undefined
@@ -134,7 +141,7 @@ function modulesAnswer (memo: Rows, request: OverviewRequest, mesh: Mesh, limit:
         const [node, module] = row.key.split('.') as [string, string]
         return node > an || (node === an && module > (am as string))
       }
-  const page = pageOf(rows(), past, limit, budget)
+  const page = pageOf(source, past, limit, budget)
   return documentOf(`{"what":"modules","stale":${mesh.stale},"total":${page.total},"modules":[`, page)
 }
 

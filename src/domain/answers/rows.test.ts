@@ -39,13 +39,14 @@ test('holds no more bytes than its bound: past it the rows are made again', () =
   expect(most).toBeGreaterThan(bound / 2)
 })
 
-test('the lines of a node in some states follow its lines, when a change names the node and when every row is made again', () => {
+test('the mesh\'s lines in some states follow its lines, in node order, when a change names a node and when every row is made again', () => {
   const applied = (c: Contents): Contents => {
     // n1's module gets an applied entry after its need: applied, no longer unapplied.
     c.apply({ key: 'n1.web', value, revision: c.revision + 1, operation: 'PUT', created: new Date(Date.UTC(2026, 10, 30)) })
     return c
   }
   const unapplied = statesAsked(['unapplied'])
+  const keys = (rows: Rows, m: Mesh, asked = unapplied): string[] => rows.linesIn(m, asked).map((row) => `${row.key} ${row.line().state}`)
   const cases: Array<[string, (m: Mesh) => Mesh]> = [
     ['a change naming the node', (m) => ({ ...m, applied: applied(m.applied) })],
     ['the bucket read again', (m) => {
@@ -57,9 +58,43 @@ test('the lines of a node in some states follow its lines, when a change names t
   for (const [what, change] of cases) {
     const rows = new Rows()
     const m = mesh(3)
-    expect(rows.moduleLinesIn(m, 'n1', unapplied).map((l) => l.module), what).toEqual(['web'])
+    expect(keys(rows, m), what).toEqual(['n0.web unapplied', 'n1.web unapplied', 'n2.web unapplied'])
     const after = change(m)
-    expect(rows.moduleLinesIn(after, 'n1', unapplied), what).toEqual([])
-    expect(rows.moduleLinesIn(after, 'n1', statesAsked(['unapplied', 'applied', 'unapplied'])).map((l) => l.state), what).toEqual(['applied'])
+    expect(keys(rows, after), what).toEqual(['n0.web unapplied', 'n2.web unapplied'])
+    expect(keys(rows, after, statesAsked(['unapplied', 'applied', 'unapplied'])), what).toEqual(['n0.web unapplied', 'n1.web applied', 'n2.web unapplied'])
   }
+})
+
+test('a list of the mesh\'s lines mended where changes named nodes: a node come between two, a node gone, a node moved', () => {
+  const rows = new Rows()
+  const m = mesh(3)
+  const asked = statesAsked(['unapplied', 'applied'])
+  const keys = (at: Mesh): string[] => rows.linesIn(at, asked).map((row) => `${row.key} ${row.line().state}`)
+  expect(keys(m)).toEqual(['n0.web unapplied', 'n1.web unapplied', 'n2.web unapplied'])
+  let revision = m.needs.revision
+  const need = (key: string, operation: 'PUT' | 'DEL'): void => { m.needs.apply({ key, value, revision: ++revision, operation, created: new Date(Date.UTC(2026, 10, 29, 1)) }) }
+  need('n10.api.port.p', 'PUT')
+  need('n10.db.port.p', 'PUT')
+  need('n2.web.secret.a', 'DEL')
+  need('n0.api.port.p', 'PUT')
+  m.applied.apply({ key: 'n1.web', value, revision: 1, operation: 'PUT', created: new Date(Date.UTC(2026, 10, 30)) })
+  const now = { ...m }
+  expect(keys(now)).toEqual(['n0.api unapplied', 'n0.web unapplied', 'n1.web applied', 'n10.api unapplied', 'n10.db unapplied'])
+  expect(keys(now)).toEqual(rows.linesIn(now, asked).map((row) => `${row.key} ${row.line().state}`))
+  expect(keys(now)).toEqual(new Rows().linesIn(now, asked).map((row) => `${row.key} ${row.line().state}`))
+})
+
+test('a list of the mesh\'s lines counts in the bound: one that would pass it is not kept', () => {
+  const m = mesh(50)
+  const unapplied = statesAsked(['unapplied'])
+  const lines = new Rows()
+  for (let i = 0; i < 50; i++) lines.moduleLines(m, `n${i}`)
+  const withoutList = lines.kept.bytes
+  expect(lines.linesIn(m, unapplied)).toHaveLength(50)
+  const withList = lines.kept.bytes
+  expect(withList).toBeGreaterThan(withoutList)
+  const tight = new Rows(withList - 1)
+  expect(tight.linesIn(m, unapplied)).toHaveLength(50)
+  expect(tight.kept.bytes).toBeLessThanOrEqual(withList - 1)
+  expect(tight.kept.bytes).toBe(withoutList)
 })

@@ -9,7 +9,7 @@ import { ProvisionerError } from '../wire/errors.js'
 import { MODULE_STATES, type ModuleState } from '../wire/schemas.js'
 import type { Contents } from '../store/contents.js'
 import { compareInstants, NeedsGroup, type Group, type Instant, type NodeTally } from '../store/tally.js'
-import type { Line } from './pages.js'
+import type { Line, Row } from './pages.js'
 import { defined } from '../defined.js'
 
 /** The refusal of a node no key names. */
@@ -117,10 +117,10 @@ export function nodesOf (...contents: Array<Contents | undefined>): string[] {
   return [...names].sort()
 }
 
-/** A filter's states as a set (its key names it: a node holds at most one filtering of each of the 15 sets). */
+/** A filter's states as a set (its key names it: the mesh holds at most one list of each of the 15 sets). */
 export interface StatesAsked { readonly key: string, readonly states: readonly string[] }
 
-/** The states a filter asks, read once an answer rather than once a node. */
+/** The states a filter asks, read once an answer rather than once a row. */
 export function statesAsked (states: readonly string[]): StatesAsked {
   const set = MODULE_STATES.filter((state) => states.includes(state))
   return { key: set.join(' '), states: set }
@@ -132,6 +132,22 @@ export interface Kept extends Line { readonly bytes: number }
 const keptOf = (json: string): Kept => ({ json, bytes: Buffer.byteLength(json) })
 
 export interface ModuleLine extends Kept { module: string, state: ModuleState, why: Why }
+
+/**
+ * A module line in the mesh-wide list of a set of states: a page's row as it is, so that an
+ * answer from the list makes nothing a row. Its line is dropped when a change names its node, and
+ * the list is mended before it is read again.
+ */
+export class StateRow implements Row {
+  constructor (readonly node: string, readonly key: string, public kept: ModuleLine | undefined) {}
+
+  line (): ModuleLine {
+    return this.kept as ModuleLine
+  }
+}
+
+/** A set of states' lines across the mesh in node and module order; `stale`: the nodes whose part a change dropped. */
+interface InStates { rows: StateRow[], stale: Set<string>, bytes: number }
 
 /** A node's rows as they were before a change named it: undefined where they were not kept (then they may have been anything). */
 export interface Before { node: Kept | undefined, modules: readonly ModuleLine[] | undefined }
@@ -155,6 +171,18 @@ const CHANGES_READ_MAX = 4096
 const lineBytes = (node: string, line: Kept | undefined): number => line === undefined ? 0 : 2 * (line.json.length + node.length) + ROW_OVERHEAD
 const linesBytes = (node: string, lines: readonly ModuleLine[] | undefined): number => (lines ?? []).reduce((sum, l) => sum + lineBytes(node, l) + 2 * l.module.length, 0)
 
+/** The index of the first row of `node` in `rows` (sorted by node), or where it would be. */
+function firstOf (rows: readonly StateRow[], node: string): number {
+  let lo = 0
+  let hi = rows.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((rows[mid] as StateRow).node < node) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
 /**
  * Each node's row and module rows as last made: after a change, the rows of the nodes its keys
  * name are forgotten (read from the bucket's change log), so that an answer makes those again and
@@ -164,8 +192,14 @@ const linesBytes = (node: string, lines: readonly ModuleLine[] | undefined): num
 export class Rows {
   private readonly nodeRows = new Map<string, Kept>()
   private readonly moduleRows = new Map<string, ModuleLine[]>()
-  /** Per set of states asked (`moduleLinesIn`), each node's kept lines in those states: forgotten with the node's lines. */
-  private readonly inStates = new Map<string, Map<string, readonly ModuleLine[]>>()
+  /**
+   * Per set of states asked (`linesIn`), the mesh's lines in those states. Its rows reference lines
+   * `moduleRows` holds (a change that forgets a node's lines drops them from the list too), so a
+   * list counts only its own rows.
+   */
+  private readonly inStates = new Map<string, InStates>()
+  /** Bumped by every `forgetAll`. */
+  private cleared = 0
   private bytes = 0
   /** Per bucket, the contents (by id: rows keep no contents alive) and revision the rows are of. */
   private readonly seen = new Map<string, { contents: number, revision: number }>()
@@ -214,21 +248,49 @@ export class Rows {
   }
 
   /**
-   * The module lines of `node` in the states `asked` names (`statesAsked`), in module order: a
-   * filter by state reads a node's few lines in those states, not all of them (at 3M keys,
-   * `?state=pending` read 60,000 lines to answer 4,000). Filtered once a node and set of states,
-   * and kept while the node's lines are; the filtered lines are references to kept lines, counted
-   * in their ROW_OVERHEAD.
+   * The module lines of the whole mesh in the states `asked` names (`statesAsked`), in node and
+   * module order. At 3M keys `?state=pending` answers 4,000 lines of 60,000 over 3,000 nodes: made
+   * once, the list is mended where changes named a node, so that an answer reads its rows and
+   * visits no node. Its rows count in the kept bytes; a list that would pass them is not kept.
    */
-  moduleLinesIn (mesh: Mesh, node: string, asked: StatesAsked): readonly ModuleLine[] {
+  linesIn (mesh: Mesh, asked: StatesAsked): readonly StateRow[] {
     this.refresh(mesh)
-    let byNode = this.inStates.get(asked.key)
-    if (byNode === undefined) this.inStates.set(asked.key, (byNode = new Map()))
-    const kept = byNode.get(node)
-    if (kept !== undefined) return kept
-    const lines = this.moduleLines(mesh, node).filter((line) => asked.states.includes(line.state))
-    if (this.moduleRows.has(node)) byNode.set(node, lines)
-    return lines
+    const kept = this.inStates.get(asked.key)
+    if (kept !== undefined && kept.stale.size === 0) return kept.rows
+    // A list made across a forgetAll is not kept: the lines it references no longer are.
+    const cleared = this.cleared
+    const stale = kept === undefined ? this.nodes(mesh.needs, mesh.applied) : [...kept.stale].sort()
+    const list = this.merged(mesh, asked, kept?.rows ?? [], stale)
+    if (this.cleared !== cleared) return list.rows
+    if (kept !== undefined) {
+      this.inStates.delete(asked.key)
+      this.bytes -= kept.bytes
+    }
+    if (this.bytes + list.bytes <= this.maxBytes) {
+      this.inStates.set(asked.key, list)
+      this.bytes += list.bytes
+    }
+    return list.rows
+  }
+
+  /** `rows` with the part of each node of `stale` (sorted) made again from its lines now. */
+  private merged (mesh: Mesh, asked: StatesAsked, rows: readonly StateRow[], stale: readonly string[]): InStates {
+    const out: StateRow[] = []
+    let bytes = 0
+    const add = (row: StateRow): void => {
+      out.push(row)
+      bytes += ROW_OVERHEAD + 2 * row.key.length
+    }
+    let i = 0
+    for (const node of stale) {
+      while (i < rows.length && (rows[i] as StateRow).node < node) add(rows[i++] as StateRow)
+      while (i < rows.length && (rows[i] as StateRow).node === node) i++
+      for (const line of this.moduleLines(mesh, node)) {
+        if (asked.states.includes(line.state)) add(new StateRow(node, `${node}.${line.module}`, line))
+      }
+    }
+    while (i < rows.length) add(rows[i++] as StateRow)
+    return { rows: out, stale: new Set(), bytes }
   }
 
   /** Starts keeping aside the rows changes replace, until `unwatch`. */
@@ -263,7 +325,17 @@ export class Rows {
     this.bytes -= lineBytes(node, row) + linesBytes(node, lines)
     this.nodeRows.delete(node)
     this.moduleRows.delete(node)
-    for (const byNode of this.inStates.values()) byNode.delete(node)
+    for (const [key, list] of this.inStates) {
+      if (list.stale.has(node)) continue
+      // Mending more nodes than a refresh reads costs what making the list again does.
+      if (list.stale.size >= CHANGES_READ_MAX) {
+        this.inStates.delete(key)
+        this.bytes -= list.bytes
+        continue
+      }
+      list.stale.add(node)
+      for (let i = firstOf(list.rows, node); i < list.rows.length && (list.rows[i] as StateRow).node === node; i++) (list.rows[i] as StateRow).kept = undefined
+    }
   }
 
   private forgetAll (): void {
@@ -272,6 +344,7 @@ export class Rows {
     this.moduleRows.clear()
     this.inStates.clear()
     this.bytes = 0
+    this.cleared++
   }
 
   /** The mesh last looked at: one answer's rows read one mesh, which is looked at once. */
