@@ -98,3 +98,17 @@ test('a list of the mesh\'s lines counts in the bound: one that would pass it is
   expect(tight.kept.bytes).toBeLessThanOrEqual(withList - 1)
   expect(tight.kept.bytes).toBe(withoutList)
 })
+
+test('a list made while its lines passed the bound is not kept: the lines it would hold were let go', () => {
+  const m = mesh(50)
+  const unapplied = statesAsked(['unapplied'])
+  const all = new Rows()
+  for (let i = 0; i < 50; i++) all.moduleLines(m, `n${i}`)
+  // Lines of 40 nodes fit: the 41st lets them all go, and the last 10 are kept with room for a list.
+  const bound = Math.floor(all.kept.bytes * 0.8)
+  const alone = new Rows(bound)
+  for (const node of all.nodes(m.needs, m.applied)) alone.moduleLines(m, node)
+  const rows = new Rows(bound)
+  expect(rows.linesIn(m, unapplied).map((row) => row.key)).toEqual(all.nodes(m.needs, m.applied).map((node) => `${node}.web`))
+  expect(rows.kept.bytes).toBe(alone.kept.bytes)
+})
