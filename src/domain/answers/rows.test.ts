@@ -112,3 +112,21 @@ test('a list made while its lines passed the bound is not kept: the lines it wou
   expect(rows.linesIn(m, unapplied).map((row) => row.key)).toEqual(all.nodes(m.needs, m.applied).map((node) => `${node}.web`))
   expect(rows.kept.bytes).toBe(alone.kept.bytes)
 })
+
+test('a list whose stale nodes pass what a refresh reads is let go, not mended: the nodes a change named are held no longer', () => {
+  const rows = new Rows()
+  const m = mesh(3)
+  const unapplied = statesAsked(['unapplied'])
+  rows.linesIn(m, unapplied)
+  const withList = rows.kept.bytes
+  // Collect keys name nodes with no module lines: the list alone notes them.
+  const named = (i: number): void => {
+    m.collect?.apply({ key: `c${i}.web.a`, value, revision: i + 1, operation: 'PUT', created: new Date(Date.UTC(2026, 10, 29)) })
+    rows.nodeRow({ ...m }, 'nobody')
+  }
+  for (let i = 0; i < 4096; i++) named(i)
+  expect(rows.kept.bytes).toBe(withList)
+  named(4096)
+  expect(rows.kept.bytes).toBeLessThan(withList)
+  expect(rows.linesIn({ ...m }, unapplied).map((row) => row.key)).toEqual(['n0.web', 'n1.web', 'n2.web'])
+})
