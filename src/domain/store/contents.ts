@@ -182,6 +182,14 @@ export class Contents {
   readonly tally: TallyRead | undefined
   private readonly counts: Tally | undefined
 
+  /**
+   * The tally once the snapshot is in: a load counts nothing as it goes, and the index build counts
+   * what it holds then, in key order (Tally.addInOrder).
+   */
+  private get counting (): Tally | undefined {
+    return this.indexed ? this.counts : undefined
+  }
+
   /** Contents with room for about `keys` keys: a load of a bucket holding that many messages grows nothing on the way. */
   static sized (what: What, created: string, keys: number): Contents {
     const c = new Contents(what, created)
@@ -382,10 +390,10 @@ export class Contents {
       const old = { ms: this.entries.updatedAt(slot), nanos: this.entries.nanosAt(slot) }
       if (put) {
         this.held.update(slot, revision, e.value, e.created.getTime(), e.nanos)
-        this.counts?.rewrite(key, old, e.created.getTime(), e.nanos ?? 0, revision)
+        this.counting?.rewrite(key, old, e.created.getTime(), e.nanos ?? 0, revision)
       } else {
         this.held.delete(slot)
-        this.counts?.remove(key, old)
+        this.counting?.remove(key, old)
       }
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : { key, put })
       return slot
@@ -405,7 +413,7 @@ export class Contents {
       return this.otherNumber(key)
     }
     const added = this.held.add(key, slot, revision, e.value, e.created.getTime(), e.nanos)
-    this.counts?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
+    this.counting?.add(key, e.created.getTime(), e.nanos ?? 0, revision)
     if (parsed?.ok === true) this.index(parsed.values, revision, { key, put, slot: added })
     return added
   }
@@ -415,7 +423,7 @@ export class Contents {
       const json = outOfShapeJson(key, revision, reason as string)
       if (!this.outOfShapeHeld.has(key)) {
         if (this.indexed) this.outOfShapeOrder.add(key)
-        this.counts?.outOfShape(key, 1)
+        this.counting?.outOfShape(key, 1)
       }
       const tokens = key.split('.')
       this.outOfShapeHeld.set(key, { key, tokens, revision, reason: reason as string, json, bytes: Buffer.byteLength(json) })
@@ -427,7 +435,7 @@ export class Contents {
     if (held !== undefined) {
       this.outOfShapeHeld.delete(key)
       if (this.indexed) this.outOfShapeOrder.delete(key)
-      this.counts?.outOfShape(key, -1)
+      this.counting?.outOfShape(key, -1)
       this.oddGone.add(key)
       this.markOutOfShape(held.tokens, revision)
       return
@@ -614,7 +622,10 @@ export class Contents {
       const slot = slots[i] as number
       const revision = this.entries.revisionAt(slot)
       for (const { runs } of filling) runs.add(fields, slot, revision)
+      this.counts?.addInOrder(fields, this.entries.updatedAt(slot), this.entries.nanosAt(slot), revision)
     }
+    this.counts?.endOrder()
+    for (const key of this.outOfShapeHeld.keys()) this.counts?.outOfShape(key, 1)
     for (const { positions, runs } of filling) {
       const values = runs instanceof PrefixRuns ? runs.done() : runs.done(keys)
       if (runs instanceof PrefixRuns) this.prefixes.set(positions, values as Map<string, number>)

@@ -4,7 +4,7 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { Contents } from './contents.js'
-import { compareInstants, type Instant } from './tally.js'
+import { compareInstants, type Instant, type NeedsGroup } from './tally.js'
 
 interface Counted { count: number, latest: Instant | undefined }
 
@@ -26,6 +26,37 @@ function recounted (c: Contents): Map<string, Counted> {
   return out
 }
 
+/** Per held node.module, its needs per kind, from the entries themselves; and per kind, its modules. */
+function kindsRecounted (c: Contents): { kinds: Map<string, Map<string, number>>, modulesOf: Map<string, Set<string>> } {
+  const kinds = new Map<string, Map<string, number>>()
+  const modulesOf = new Map<string, Set<string>>()
+  for (let slot = 0; slot < c.entries.keys.size; slot++) {
+    if (!c.entries.holds(slot)) continue
+    const [node, module, kind] = c.entries.keys.keyAt(slot).split('.') as [string, string, string]
+    const group = `${node}.${module}`
+    const counted = kinds.get(group) ?? new Map<string, number>()
+    counted.set(kind, (counted.get(kind) ?? 0) + 1)
+    kinds.set(group, counted)
+    modulesOf.set(kind, (modulesOf.get(kind) ?? new Set()).add(group))
+  }
+  return { kinds, modulesOf }
+}
+
+function kindsTallied (c: Contents): { kinds: Map<string, Map<string, number>>, modulesOf: Map<string, Set<string>> } {
+  const kinds = new Map<string, Map<string, number>>()
+  const modulesOf = new Map<string, Set<string>>()
+  for (const node of [...(c.tally?.nodes() ?? [])]) {
+    for (const [module, g] of c.tally?.node(node)?.modules ?? []) {
+      if (g.count === 0) continue
+      kinds.set(`${node}.${module}`, new Map((g as NeedsGroup).kinds))
+    }
+  }
+  for (const counted of kinds.values()) {
+    for (const kind of counted.keys()) modulesOf.set(kind, new Set(c.tally?.modulesOfKind(kind)))
+  }
+  return { kinds, modulesOf }
+}
+
 function tallied (c: Contents): Map<string, Counted> {
   const out = new Map<string, Counted>()
   for (const node of [...(c.tally?.nodes() ?? [])]) {
@@ -38,14 +69,14 @@ function tallied (c: Contents): Map<string, Counted> {
 }
 
 const change = fc.record({
-  key: fc.constantFrom('a.m.secret.x', 'a.m.secret.y', 'a.n.port.x', 'b.m.secret.x', 'a.m', 'b.m.too.many.tokens'),
+  key: fc.constantFrom('a.m.secret.x', 'a.m.secret.y', 'a.m.port.z', 'a.n.port.x', 'b.m.secret.x', 'a.m', 'b.m.too.many.tokens'),
   put: fc.boolean(),
   ms: fc.integer({ min: 0, max: 3 }),
   nanos: fc.integer({ min: 0, max: 2 })
 })
 
 describe('Tally', () => {
-  test('counts per node and module what the held entries hold, with their latest write to the ns', () => {
+  test('counts per node and module what the held entries hold, with their latest write to the ns, and per module its needs of each kind', () => {
     fc.assert(fc.property(fc.array(change, { maxLength: 40 }), fc.nat(40), (changes, loadedAt) => {
       const c = new Contents('needs', 'gen-1')
       changes.forEach((x, i) => {
@@ -54,6 +85,7 @@ describe('Tally', () => {
       })
       if (!c.indexed) c.buildIndexes()
       expect(tallied(c)).toEqual(recounted(c))
+      expect(kindsTallied(c)).toEqual(kindsRecounted(c))
       const odd = [...c.outOfShape.keys()].filter((k) => k.startsWith('a.')).length
       expect(c.tally?.node('a')?.outOfShape ?? 0).toBe(odd)
     }))
