@@ -1,7 +1,7 @@
 // Keys numbered by slot, held as bytes: an in-shape key is ASCII (its tokens are [A-Za-z0-9_-/=]), so
 // a byte a character, and the keys' byte order is their code-unit order. At 300k keys a key string
 // and its `Map` entry were ~100 bytes; here a key costs its bytes, 8 bytes of place and its share of
-// an open-addressing table of slots (~50 bytes in all).
+// an open-addressing table of slots and their keys' hashes (~55 bytes in all).
 
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
 
@@ -36,8 +36,18 @@ export class KeyTable {
   /** Per slot: where its key starts (slab × SLAB + offset) and its length, two numbers a slot. */
   private readonly places = new PagedColumn(() => new Uint32Array(2 * PAGE))
   private count = 0
-  /** Cells of slots (EMPTY when free), at the key's hash and the cells after it. */
-  private cells = new Int32Array(1024).fill(EMPTY)
+  /**
+   * Cells of two numbers, a slot (EMPTY when free) and its key's hash, at the hash and the cells
+   * after it. A probe compares the hashes before the keys: keys of one mesh share their length
+   * and long prefixes, and a probe that read every key it passed was a third of a 3M-key load's
+   * lookups (bench/RESULTS.md).
+   */
+  private cells = new Int32Array(2 * 1024).fill(EMPTY)
+
+  /** How many cells the table has. */
+  private get capacity (): number {
+    return this.cells.length / 2
+  }
 
   get size (): number {
     return this.count
@@ -51,12 +61,13 @@ export class KeyTable {
   slotOf (key: string): number | undefined {
     const cells = this.cells
     const hash = hashOf(key)
+    const tag = hash | 0
     this.looked = key
     this.lookedHash = hash
-    for (let i = cellOf(hash, cells.length); ; i = i + 1 === cells.length ? 0 : i + 1) {
+    for (let i = 2 * cellOf(hash, cells.length / 2); ; i = i + 2 === cells.length ? 0 : i + 2) {
       const slot = cells[i] as number
       if (slot === EMPTY) return undefined
-      if (this.equals(slot, key)) return slot
+      if (cells[i + 1] === tag && this.equals(slot, key)) return slot
     }
   }
 
@@ -66,13 +77,13 @@ export class KeyTable {
    */
   reserve (keys: number): void {
     const size = Math.ceil(keys / MAX_LOAD) + 1
-    if (size > this.cells.length) this.rehash(size)
+    if (size > this.capacity) this.rehash(size)
   }
 
   /** Adds a key not added yet, of ASCII characters alone; its slot is the next number. */
   add (key: string): number {
     if (key.length > SLAB) throw notAKey(key)
-    if (this.count + 1 > this.cells.length * MAX_LOAD) this.rehash(this.cells.length * 2)
+    if (this.count + 1 > this.capacity * MAX_LOAD) this.rehash(this.capacity * 2)
     if (this.slabs.length === 0 || this.end + key.length > SLAB) {
       this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
       this.end = 0
@@ -172,13 +183,19 @@ export class KeyTable {
 
   private place (slot: number, hash: number): void {
     const cells = this.cells
-    let i = cellOf(hash, cells.length)
-    while (cells[i] !== EMPTY) i = i + 1 === cells.length ? 0 : i + 1
+    let i = 2 * cellOf(hash, cells.length / 2)
+    while (cells[i] !== EMPTY) i = i + 2 === cells.length ? 0 : i + 2
     cells[i] = slot
+    cells[i + 1] = hash | 0
   }
 
+  /** The table at `size` cells, every slot placed again by the hash its cell kept. */
   private rehash (size: number): void {
-    this.cells = new Int32Array(size).fill(EMPTY)
-    for (let slot = 0; slot < this.count; slot++) this.place(slot, hashOf(this.keyAt(slot)))
+    const old = this.cells
+    this.cells = new Int32Array(2 * size).fill(EMPTY)
+    for (let i = 0; i < old.length; i += 2) {
+      const slot = old[i] as number
+      if (slot !== EMPTY) this.place(slot, (old[i + 1] as number) >>> 0)
+    }
   }
 }
