@@ -375,8 +375,10 @@ export class Contents {
     const key = e.key
     const put = e.operation === 'PUT'
     const n = this.change(key, revision, put, e)
-    if (put) this.deleted.delete(key)
-    else this.deleted.set(key, revision)
+    // A bucket that deletes nothing has its keys hashed for no map here.
+    if (put) {
+      if (this.deleted.size !== 0) this.deleted.delete(key)
+    } else this.deleted.set(key, revision)
     this.log.record(n, revision)
     this.log.compact(this.entries.size + this.outOfShapeHeld.size + this.deleted.size, this.currentOf)
   }
@@ -398,17 +400,18 @@ export class Contents {
       if (this.indexed) this.index(fieldsOf(this.what, key), revision, put ? undefined : { key, put })
       return slot
     }
-    const held = this.outOfShapeHeld.get(key)
-    if (held !== undefined || !put) {
-      // An out-of-shape key, or the deletion of a key this generation does not hold: no index holds it.
-      this.changeOutOfShape(key, revision, put, held?.reason)
+    if (!put) {
+      // The deletion of a key this generation does not hold: no index holds it.
+      this.changeOutOfShape(key, revision, put, undefined)
       return slot ?? this.otherNumber(key)
     }
     // Indexed, the key is read once for its shape and its index values; while a load reads the
-    // bucket no index is built yet, so its shape is only checked.
+    // bucket no index is built yet, so its shape is only checked. The shape comes first: an
+    // in-shape key is never among the out-of-shape ones, so a load looks for none of its keys there.
     const parsed = this.indexed ? parseKey(this.what, key) : undefined
     const problem = parsed === undefined ? shapeProblem(this.what, key) : parsed.ok ? undefined : parsed.reason
     if (problem !== undefined) {
+      // An out-of-shape key: no index holds it.
       this.changeOutOfShape(key, revision, put, problem)
       return this.otherNumber(key)
     }
