@@ -21,7 +21,7 @@ async function settle (): Promise<NodeJS.MemoryUsage> {
 const wanted = Number(process.argv[2] ?? 300_000)
 const utf8 = new TextEncoder()
 const before = await settle()
-const contents = new Contents('needs', '2026-11-30T00:00:00Z')
+const contents = Contents.sized('needs', '2026-11-30T00:00:00Z', wanted)
 let revision = 0
 let applyMs = 0
 const created = new Date()
