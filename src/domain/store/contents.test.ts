@@ -38,7 +38,7 @@ describe('apply', () => {
     put('n1.gitea.secret.b', '', 'DEL')
     put('n1.gitea.secret.c')
     const last = put('n1.gitea.secret.c', '', 'PURGE')
-    expect(c.entries.keys.sorted((slot) => c.entries.holds(slot)).keys).toEqual(['n1.gitea.secret.a'])
+    expect(c.entries.keys.sorted((slot) => c.entries.holds(slot)).keys()).toEqual(['n1.gitea.secret.a'])
     expect(c.entries.get('n1.gitea.secret.a')?.json).toContain('"value":{"v":2}')
     expect(c.revision).toBe(last)
   })

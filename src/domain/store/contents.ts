@@ -630,7 +630,8 @@ export class Contents {
 
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
   buildIndexes (): void {
-    const { keys: sorted, slots } = this.entries.keys.sorted((slot) => this.entries.holds(slot))
+    const order = this.entries.keys.sorted((slot) => this.entries.holds(slot))
+    const slots = new Int32Array(order.size)
     const keys = this.entries.keys
     const filling = INDEXES[this.what].map((positions) => ({ positions, runs: isPrefix(this.what, positions) ? new PrefixRuns(positions) : new SetRuns(positions) }))
     // Each key read once for every index: at 300k keys the load's last step is on the clock. A key
@@ -638,13 +639,13 @@ export class Contents {
     const read = READ_BY_BUILD[this.what]
     let fields: readonly string[] = []
     let lead: string | undefined
-    for (let i = 0; i < sorted.length; i++) {
-      const key = sorted[i] as string
-      if (lead === undefined || !key.startsWith(lead)) {
+    for (let i = 0; i < slots.length; i++) {
+      if (lead === undefined || !order.startsWith(i, lead)) {
+        const key = order.keyAt(i)
         fields = fieldsOf(this.what, key)
         lead = read < fields.length ? leadingTokens(key, read) : undefined
       }
-      const slot = slots[i] as number
+      const slot = slots[i] = order.slotAt(i)
       const revision = this.entries.revisionAt(slot)
       for (const { runs } of filling) runs.add(fields, slot, revision)
       this.counts?.addInOrder(fields, this.entries.updatedAt(slot), this.entries.nanosAt(slot), revision)

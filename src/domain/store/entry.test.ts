@@ -13,7 +13,7 @@ function put (entries: Entries, key: string, revision: number, value: Uint8Array
   else entries.add(key, slot, revision, value, at)
 }
 
-const held = (entries: Entries): string[] => entries.keys.sorted((slot) => entries.holds(slot)).keys
+const held = (entries: Entries): string[] => entries.keys.sorted((slot) => entries.holds(slot)).keys()
 
 /** Deletes a key when it is held; whether it was. */
 function remove (entries: Entries, key: string): boolean {

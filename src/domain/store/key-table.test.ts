@@ -40,23 +40,28 @@ test('refuses a key that is not ASCII: its bytes would not be its characters', (
   expect(() => new KeyTable().add('n\u00e9.a')).toThrow(/ASCII/)
 })
 
-test('sorted gives the keys wanted in code-unit order with their slots', () => {
+test('sorted gives the keys wanted in code-unit order with their slots, and whether each starts with a prefix', () => {
   const token = fc.string({ unit: fc.constantFrom('a', 'b', 'A', '0', '-', '/', '=', '_', '.'), maxLength: 5 })
   fc.assert(fc.property(fc.uniqueArray(token, { maxLength: 100 }), fc.integer({ min: 1, max: 3 }), (keys, every) => {
     const table = new KeyTable()
     for (const key of keys) table.add(key)
     const wanted = (slot: number): boolean => slot % every === 0
     const expected = keys.filter((_, slot) => wanted(slot)).sort()
-    const { keys: sorted, slots } = table.sorted(wanted)
-    expect(sorted).toEqual(expected)
-    expect([...slots]).toEqual(expected.map((key) => table.slotOf(key)))
+    const order = table.sorted(wanted)
+    expect(order.keys()).toEqual(expected)
+    expect(Array.from({ length: order.size }, (_, i) => order.slotAt(i))).toEqual(expected.map((key) => table.slotOf(key)))
+    expected.forEach((key, i) => {
+      expect(order.startsWith(i, key)).toBe(true)
+      expect(order.startsWith(i, `${key}.`)).toBe(false)
+    })
   }))
   const table = new KeyTable()
   for (let i = 0; i < 70_000; i++) table.add(`k${(i * 7919) % 70_000}`)
-  const { keys, slots } = table.sorted(() => true)
+  const order = table.sorted(() => true)
+  const keys = order.keys()
   expect(keys).toEqual([...keys].sort())
   // Slots past 65535 use a third byte of the tag.
-  expect(Array.from(slots, (slot) => table.keyAt(slot))).toEqual(keys)
+  expect(Array.from({ length: order.size }, (_, i) => table.keyAt(order.slotAt(i)))).toEqual(keys)
 })
 
 test('reserve makes room beforehand, and no more: as many keys as reserved are added with no table grown, and all are found', () => {
