@@ -75,21 +75,30 @@ async function stoppedWhole (demo: Demo, store: string): Promise<void> {
   expect(code).toBe(0)
 }
 
+/**
+ * The second signal, 50 ms after the first, while the demo (`pid`) is still stopping. A stop done
+ * within the 50 ms leaves npm alone, and npm, its child gone, takes a signal by its default: it
+ * dies of it (exit code null).
+ */
+async function whileStopping (pid: number, send: () => void): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  if (commandOf(pid) !== undefined) send()
+}
+
 const etagOfNodes = async (url: string): Promise<unknown> => (await request(`${url}/v1/nodes`)).headers['etag']
 
 describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
   test('`kill $!` (SIGTERM to npm), twice, stops it whole; before, it prints the page first and its clients move the mesh', async (ctx) => {
     const { expect } = ctx
     const demo = start(ctx)
-    const { url, store } = await untilUp(demo)
+    const { url, store, pid } = await untilUp(demo)
     const printed = demo.out().split('\n').filter((line) => line !== '' && !line.startsWith('> '))
     expect(printed[0]).toBe(`mesh-provisioner ${VERSION}: the mesh at a glance is at ${url}/`)
     expect(demo.out()).toContain('every 3 s (npm run demo -- --still: none)')
     const before = await etagOfNodes(url)
     await expect.poll(async () => await etagOfNodes(url), { timeout: 10_000, interval: 500 }).not.toBe(before)
     demo.proc.kill('SIGTERM')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    demo.proc.kill('SIGTERM')
+    await whileStopping(pid, () => demo.proc.kill('SIGTERM'))
     await stoppedWhole(demo, store)
   })
 
@@ -107,14 +116,11 @@ describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
     expect(await etagOfNodes(url)).toBe(before)
     expect((await request(`${url}/readyz`)).statusCode).toBe(200)
     process.kill(-(demo.proc.pid as number), 'SIGINT')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    // The second Ctrl-C comes during the stop. A stop done within the 50 ms leaves npm alone, and
-    // npm, its child gone, takes a Ctrl-C by its default: it dies of it (exit code null).
-    if (commandOf(pid) !== undefined) {
+    await whileStopping(pid, () => {
       try {
         process.kill(-(demo.proc.pid as number), 'SIGINT')
       } catch {}
-    }
+    })
     await stoppedWhole(demo, store)
   })
 
