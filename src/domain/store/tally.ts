@@ -150,14 +150,26 @@ export class Tally {
     if (n > 0) g.kinds.set(kind, n)
     else g.kinds.delete(kind)
     if (n === 1 && change > 0) {
-      let set = this.byKind.get(kind)
-      if (set === undefined) this.byKind.set(kind, (set = new Set()))
-      set.add(`${node}.${module}`)
+      this.joinKind(kind, node, module)
     } else if (n === 0) {
       const set = this.byKind.get(kind)
       set?.delete(`${node}.${module}`)
       if (set?.size === 0) this.byKind.delete(kind)
     }
+  }
+
+  /** Lists `node.module` among the modules with needs of `kind`. */
+  private joinKind (kind: string, node: string, module: string): void {
+    let set = this.byKind.get(kind)
+    if (set === undefined) this.byKind.set(kind, (set = new Set()))
+    set.add(`${node}.${module}`)
+  }
+
+  /** The group of `module` on `node` in its node's `modules`, made when it has none. */
+  private moduleOf (modules: Map<string, Group>, node: string, module: string): Group {
+    let g = modules.get(module)
+    if (g === undefined) modules.set(module, (g = this.waitingAfter !== undefined ? new NeedsGroup(node, module, this.waitingAfter) : new Group()))
+    return g
   }
 
   /** Moves whenever a node comes or goes: while it holds, `nodes()` names the same ones. */
@@ -192,8 +204,7 @@ export class Tally {
     const t = this.obtain(node)
     t.entries.add(ms, nanos, revision)
     if (t.modules === undefined) return
-    let g = t.modules.get(module)
-    if (g === undefined) t.modules.set(module, (g = this.waitingAfter !== undefined ? new NeedsGroup(node, module, this.waitingAfter) : new Group()))
+    const g = this.moduleOf(t.modules, node, module)
     g.add(ms, nanos, revision)
     this.countKind(key, g, 1, node, module)
   }
@@ -235,18 +246,14 @@ export class Tally {
     const t = this.obtain(node)
     t.entries.addMany(count, ms, nanos, revision)
     if (t.modules !== undefined) {
-      let g = t.modules.get(module)
-      if (g === undefined) t.modules.set(module, (g = this.waitingAfter !== undefined ? new NeedsGroup(node, module, this.waitingAfter) : new Group()))
+      const g = this.moduleOf(t.modules, node, module)
       g.addMany(count, ms, nanos, revision)
       if (g instanceof NeedsGroup) {
         for (let i = 0; i < kinds.length; i += 2) {
           const kind = kinds[i] as string
           const was = g.kinds.get(kind) ?? 0
           g.kinds.set(kind, was + (kinds[i + 1] as number))
-          if (was > 0) continue
-          let set = this.byKind.get(kind)
-          if (set === undefined) this.byKind.set(kind, (set = new Set()))
-          set.add(`${node}.${module}`)
+          if (was === 0) this.joinKind(kind, node, module)
         }
       }
     }
