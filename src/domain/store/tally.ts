@@ -31,13 +31,14 @@ export class Group implements Instant {
   dirty = false
 
   add (ms: number, nanos: number, revision: number): void {
-    this.addMany(1, ms, nanos, revision)
+    this.count++
+    this.raise(ms, nanos, revision)
   }
 
-  /** `count` entries whose latest write is (ms, nanos), made by `revision`. */
-  addMany (count: number, ms: number, nanos: number, revision: number): void {
-    this.count += count
-    this.raise(ms, nanos, revision)
+  /** The entries of `other`, which none of this group's are. */
+  addGroup (other: Group): void {
+    this.count += other.count
+    this.raise(other.ms, other.nanos, other.revision)
   }
 
   /** An entry written at `old` was written again at (ms, nanos). */
@@ -109,14 +110,11 @@ function kindOf (key: string): string {
   return key.slice(start, end < 0 ? key.length : end)
 }
 
-/** A run of keys of one node and module given in order (Tally.addInOrder): how many, their latest write, and for needs each kind and how many of it. */
+/** A run of keys of one node and module given in order (Tally.addInOrder): counted as a group, and for needs each kind and how many of it. */
 interface OrderRun {
   node: string
   module: string
-  count: number
-  ms: number
-  nanos: number
-  revision: number
+  counted: Group
   kinds: Array<string | number>
 }
 
@@ -129,7 +127,7 @@ export class Tally {
   /** Needs only: per kind, the modules (`<node>.<module>`) with needs of it. */
   private readonly byKind = new Map<string, Set<string>>()
   /** The run of keys `addInOrder` reads: one node's, or one node's module's. */
-  private readonly run: OrderRun = { node: '', module: '', count: 0, ms: 0, nanos: 0, revision: 0, kinds: [] }
+  private readonly run: OrderRun = { node: '', module: '', counted: new Group(), kinds: [] }
 
   /**
    * `byModule`: the bucket's second key token is a module (needs, applied); `waitingAfter`, for
@@ -220,17 +218,12 @@ export class Tally {
     const run = this.run
     const node = fields[0] as string
     const module = this.byModule ? fields[1] as string : ''
-    if (run.count === 0 || run.node !== node || run.module !== module) {
+    if (run.counted.count === 0 || run.node !== node || run.module !== module) {
       this.endOrder()
       run.node = node
       run.module = module
     }
-    run.count++
-    if (ms > run.ms || (ms === run.ms && nanos >= run.nanos)) {
-      run.ms = ms
-      run.nanos = nanos
-      run.revision = revision
-    }
+    run.counted.add(ms, nanos, revision)
     if (this.waitingAfter === undefined) return
     const kind = fields[2] as string
     const kinds = run.kinds
@@ -241,13 +234,13 @@ export class Tally {
   /** Counts the run `addInOrder` was reading into its node's and module's groups. */
   endOrder (): void {
     const run = this.run
-    if (run.count === 0) return
-    const { node, module, count, ms, nanos, revision, kinds } = run
+    const { node, module, counted, kinds } = run
+    if (counted.count === 0) return
     const t = this.obtain(node)
-    t.entries.addMany(count, ms, nanos, revision)
+    t.entries.addGroup(counted)
     if (t.modules !== undefined) {
       const g = this.moduleOf(t.modules, node, module)
-      g.addMany(count, ms, nanos, revision)
+      g.addGroup(counted)
       if (g instanceof NeedsGroup) {
         for (let i = 0; i < kinds.length; i += 2) {
           const kind = kinds[i] as string
@@ -257,7 +250,7 @@ export class Tally {
         }
       }
     }
-    Object.assign(run, { count: 0, ms: 0, nanos: 0, revision: 0 })
+    run.counted = new Group()
     kinds.length = 0
   }
 
