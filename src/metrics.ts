@@ -3,10 +3,11 @@
 // time through narrow ports; the writer's runs are counted as they end. deploy/prometheus/alerts.yml
 // and deploy/grafana/ read these names: a test holds them to what is exported.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { MODULE_STATES, type RegistryRun, type ViewState, type ViewStatus } from './domain/wire/schemas.js'
 import type { Totals } from './domain/answers/overview.js'
 import type { Views } from './domain/follow/views.js'
+import { RequestMetrics } from './request-metrics.js'
 
 export interface Metrics {
   readonly registry: Registry
@@ -67,27 +68,21 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
   return { registry, ...requests, ...registryMetrics(registry), ...streamMetrics(registry) }
 }
 
-/** The requests each face answered: a count by outcome and the latency. */
+/** The requests each face answered: a count by outcome and the latency, counted by RequestMetrics. */
 function requestMetrics (registry: Registry): Pick<Metrics, 'observe'> {
-  const requests = new Counter({
-    name: 'mesh_provisioner_requests_total',
-    help: 'Requests answered, by face (bus, http), route or what was asked, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.',
-    labelNames: ['face', 'route', 'outcome'] as const,
-    registers: [registry]
-  })
-  const latency = new Histogram({
-    name: 'mesh_provisioner_request_duration_seconds',
-    help: 'Time to answer a request, by face and route or what was asked: until the answer is handed to the transport.',
-    labelNames: ['face', 'route'] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry]
-  })
-  return {
-    observe (face, route, outcome, seconds) {
-      requests.inc({ face, route, outcome })
-      latency.observe({ face, route }, seconds)
+  const requests = new RequestMetrics({
+    counter: {
+      name: 'mesh_provisioner_requests_total',
+      help: 'Requests answered, by face (bus, http), route or what was asked, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.'
+    },
+    histogram: {
+      name: 'mesh_provisioner_request_duration_seconds',
+      help: 'Time to answer a request, by face and route or what was asked: until the answer is handed to the transport.',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
     }
-  }
+  })
+  requests.register(registry)
+  return { observe: (face, route, outcome, seconds) => { requests.observe(face, route, outcome, seconds) } }
 }
 
 /** The views, one series a bucket, read at scrape time. */
