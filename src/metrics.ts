@@ -7,7 +7,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { MODULE_STATES, type RegistryRun, type ViewState, type ViewStatus } from './domain/wire/schemas.js'
 import type { Totals } from './domain/answers/overview.js'
 import type { Views } from './domain/follow/views.js'
-import { RequestMetrics } from './request-metrics.js'
+import { PlainCounter, PlainHistogram } from './plain-metrics.js'
 
 export interface Metrics {
   readonly registry: Registry
@@ -68,21 +68,25 @@ export function createMetrics (views: () => Views, defaults = true, sources: Met
   return { registry, ...requests, ...registryMetrics(registry), ...streamMetrics(registry) }
 }
 
-/** The requests each face answered: a count by outcome and the latency, counted by RequestMetrics. */
+/** The requests each face answered: a count by outcome and the latency, in plain numbers (plain-metrics.ts). */
 function requestMetrics (registry: Registry): Pick<Metrics, 'observe'> {
-  const requests = new RequestMetrics({
-    counter: {
-      name: 'mesh_provisioner_requests_total',
-      help: 'Requests answered, by face (bus, http), route or what was asked, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.'
-    },
-    histogram: {
-      name: 'mesh_provisioner_request_duration_seconds',
-      help: 'Time to answer a request, by face and route or what was asked: until the answer is handed to the transport.',
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
-    }
+  const requests = new PlainCounter(registry, {
+    name: 'mesh_provisioner_requests_total',
+    help: 'Requests answered, by face (bus, http), route or what was asked, and outcome (ok or an error code); an event stream is counted by mesh_provisioner_event_streams and mesh_provisioner_events_sent_total instead.',
+    labelNames: ['face', 'route', 'outcome']
   })
-  requests.register(registry)
-  return { observe: (face, route, outcome, seconds) => { requests.observe(face, route, outcome, seconds) } }
+  const latency = new PlainHistogram(registry, {
+    name: 'mesh_provisioner_request_duration_seconds',
+    help: 'Time to answer a request, by face and route or what was asked: until the answer is handed to the transport.',
+    labelNames: ['face', 'route'],
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+  })
+  return {
+    observe (face, route, outcome, seconds) {
+      requests.inc(face, route, outcome)
+      latency.observe([face, route], seconds)
+    }
+  }
 }
 
 /** The views, one series a bucket, read at scrape time. */
@@ -233,11 +237,11 @@ function streamMetrics (registry: Registry): Pick<Metrics, 'refused' | 'streamOp
     help: 'Event streams open (GET /v1/{what}/events).',
     registers: [registry]
   })
-  const events = new Counter({
+  // One a sent event: plain numbers (plain-metrics.ts).
+  const events = new PlainCounter(registry, {
     name: 'mesh_provisioner_events_sent_total',
     help: 'Events sent on event streams, by type (put, delete, outOfShape, synced, stale, live, reset).',
-    labelNames: ['type'] as const,
-    registers: [registry]
+    labelNames: ['type']
   })
   return {
     refused (reason) {
@@ -250,7 +254,7 @@ function streamMetrics (registry: Registry): Pick<Metrics, 'refused' | 'streamOp
       streams.dec()
     },
     eventSent (type) {
-      events.inc({ type })
+      events.inc(type)
     }
   }
 }

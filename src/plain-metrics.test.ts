@@ -1,10 +1,10 @@
-// The requests' counter and histogram write what prom-client's own Counter and Histogram write for
-// the same requests: the exposition a scrape reads, line for line (label order aside).
+// The plain counter and histogram write what prom-client's own Counter and Histogram write for the
+// same calls: the exposition a scrape reads, line for line (label order aside).
 
 import fc from 'fast-check'
 import { Counter, Histogram, Registry } from 'prom-client'
 import { expect, test } from 'vitest'
-import { RequestMetrics } from './request-metrics.js'
+import { PlainCounter, PlainHistogram } from './plain-metrics.js'
 
 const BUCKETS = [0.0001, 0.001, 0.01, 0.1]
 const COUNTER = { name: 'r_total', help: 'Requests.' }
@@ -29,12 +29,13 @@ test('the counts by outcome and the latency buckets, sum and count are prom-clie
     const counter = new Counter({ ...COUNTER, labelNames: ['face', 'route', 'outcome'], registers: [theirs] })
     const histogram = new Histogram({ ...HISTOGRAM, labelNames: ['face', 'route'], buckets: BUCKETS, registers: [theirs] })
     const ours = new Registry()
-    const metrics = new RequestMetrics({ counter: COUNTER, histogram: { ...HISTOGRAM, buckets: BUCKETS } })
-    metrics.register(ours)
+    const plainCounter = new PlainCounter(ours, { ...COUNTER, labelNames: ['face', 'route', 'outcome'] })
+    const plainHistogram = new PlainHistogram(ours, { ...HISTOGRAM, labelNames: ['face', 'route'], buckets: BUCKETS })
     for (const { face, route, outcome, seconds } of requests) {
       counter.inc({ face, route, outcome })
       histogram.observe({ face, route }, seconds)
-      metrics.observe(face, route, outcome, seconds)
+      plainCounter.inc(face, route, outcome)
+      plainHistogram.observe([face, route], seconds)
     }
     expect(await exposition(ours)).toEqual(await exposition(theirs))
   }))
@@ -42,10 +43,12 @@ test('the counts by outcome and the latency buckets, sum and count are prom-clie
 
 test('a registry reset clears the counts, as it does prom-client\'s', async () => {
   const registry = new Registry()
-  const metrics = new RequestMetrics({ counter: COUNTER, histogram: { ...HISTOGRAM, buckets: BUCKETS } })
-  metrics.register(registry)
-  metrics.observe('http', '/v1/needs', 'ok', 0.002)
+  const counter = new PlainCounter(registry, { ...COUNTER, labelNames: ['face', 'route', 'outcome'] })
+  const histogram = new PlainHistogram(registry, { ...HISTOGRAM, labelNames: ['face', 'route'], buckets: BUCKETS })
+  counter.inc('http', '/v1/needs', 'ok')
+  histogram.observe(['http', '/v1/needs'], 0.002)
   expect(await registry.metrics()).toMatch(/^r_total\{face="http",route="\/v1\/needs",outcome="ok"\} 1$/m)
+  expect(await registry.metrics()).toMatch(/^r_seconds_count\{face="http",route="\/v1\/needs"\} 1$/m)
   registry.resetMetrics()
-  expect(await registry.metrics()).not.toMatch(/^r_total\{/m)
+  expect(await registry.metrics()).not.toMatch(/^r_(total|seconds_count)\{/m)
 })
