@@ -237,7 +237,7 @@ function streamMetrics (registry: Registry): Pick<Metrics, 'refused' | 'streamOp
     help: 'Event streams open (GET /v1/{what}/events).',
     registers: [registry]
   })
-  // One a sent event: plain numbers (plain-metrics.ts).
+  // Counted at every event a stream sends: in plain numbers (plain-metrics.ts).
   const events = new PlainCounter(registry, {
     name: 'mesh_provisioner_events_sent_total',
     help: 'Events sent on event streams, by type (put, delete, outOfShape, synced, stale, live, reset).',
