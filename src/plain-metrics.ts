@@ -58,7 +58,7 @@ class Series<T> {
   }
 }
 
-/** Registers `metric` with the registry, which reads a metric through these members alone (prom-client's Metric type is its classes). */
+/** Registers a metric of `type` read from `values()`: the registry reads a metric through Exposed's members alone (prom-client's Metric type is its classes, hence the cast). */
 function register (registry: Registry, type: Exposed['type'], { name, help }: PlainMetricOptions, values: () => Value[], reset: () => void): void {
   const exposed: Exposed = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: values() }), reset }
   registry.registerMetric(exposed as unknown as Metric)
