@@ -6,7 +6,7 @@
 
 import type { What } from '../domain/wire/key-shapes.js'
 import { BUCKETS } from '../domain/wire/key-shapes.js'
-import { formatCursor, parseCursor, readWhenMoved } from '../domain/wire/cursor.js'
+import { formatCursor, lastReadOf, parseCursor, readWhenMoved } from '../domain/wire/cursor.js'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import type { BucketRequest } from '../domain/wire/request.js'
@@ -112,6 +112,9 @@ export function viewState (views: FollowedViews, what: What): State {
   return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
 }
 
+/** The revision a stream's cursor names, shared by every stream (lastReadOf). */
+const revisionOf = lastReadOf((cursor) => parseCursor(cursor).revision)
+
 /** A bucket's entries narrowed by a request: the change feed of one bucket. */
 class BucketSource implements StreamSource {
   readonly requestKey: string
@@ -126,7 +129,7 @@ class BucketSource implements StreamSource {
 
   listen (wake: () => void, position: () => string | undefined): () => void {
     // Only the changes the request keeps wake it (a write to another node costs the stream nothing).
-    const after = readWhenMoved(position, (cursor) => cursor === undefined ? 0 : parseCursor(cursor).revision)
+    const after = readWhenMoved(position, (cursor) => cursor === undefined ? 0 : revisionOf(cursor))
     return this.deps.provisioning.follow(this.bucketRequest, after, wake)
   }
 
@@ -211,11 +214,11 @@ export class StreamFollower {
         this.dirty = false
         await this.step()
         if (!this.dirty && this.sse.open) {
-          await new Promise<void>((resolve) => { this.waiting = resolve })
-          // Lets a burst of changes land before they are read, so that it costs one read; and
-          // each stream's step is a callback of its own, whose write Node sends as the callback
-          // ends: woken together, a thousand streams' writes would all wait for the last step.
-          await new Promise((resolve) => setImmediate(resolve))
+          // Woken, the loop goes on in an immediate: it lets a burst of changes land before they
+          // are read, so that it costs one read; and each stream's step is a callback of its own,
+          // whose write Node sends as the callback ends: woken together, a thousand streams'
+          // writes would all wait for the last step.
+          await new Promise<void>((resolve) => { this.waiting = () => setImmediate(resolve) })
         }
       }
     } finally {

@@ -9,7 +9,7 @@ import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import { FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
-import { readWhenMoved } from '../wire/cursor.js'
+import { lastReadOf, readWhenMoved } from '../wire/cursor.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { namesModule, touched, type Mesh, type Rows } from './rows.js'
@@ -26,6 +26,9 @@ function readCursor (cursor: string): { revisions: number[], generations: string
   const m = CURSOR.exec(cursor)
   return m === null ? undefined : { revisions: (m[1] as string).split('.').map(Number), generations: m[2] as string }
 }
+
+/** The revisions a row cursor names, shared by every stream (lastReadOf); none for no cursor or another's. */
+const revisionsOf = lastReadOf((cursor): readonly number[] => readCursor(cursor)?.revisions ?? [])
 
 /**
  * Whether a change of `key` in bucket `what` names a row `request` keeps, read as `touched` reads
@@ -114,7 +117,7 @@ export class LiveRows {
    */
   follow (request: OverviewRequest, position: () => string | undefined, wake: () => void): () => void {
     // No cursor, or not one of these rows: no revision, so every change is after it.
-    const revisions = readWhenMoved(position, (cursor): readonly number[] => (cursor === undefined ? undefined : readCursor(cursor)?.revisions) ?? [])
+    const revisions = readWhenMoved(position, (cursor): readonly number[] => cursor === undefined ? [] : revisionsOf(cursor))
     const nodes = request.filter['node']
     const stops = bucketsOf(request).map((what, i) => this.waitersOf(what).add({
       get after () { return revisions()[i] ?? 0 },

@@ -148,26 +148,30 @@ export class Waiters {
     for (const [key, revision] of contents.changesSince(seen.revision)) {
       const tokens = key.split('.')
       let read: KeyRead | undefined
-      for (const waiter of this.candidates(tokens)) {
-        if (revision > waiter.after && !woken.has(waiter) && waiter.keeps(read ??= readKey(contents.what, key, tokens))) woken.add(waiter)
+      // Plain loops over the sets: a put on a filter a thousand streams follow looks at each of them.
+      for (const set of this.candidates(tokens)) {
+        for (const waiter of set) {
+          if (revision > waiter.after && !woken.has(waiter) && waiter.keeps(read ??= readKey(contents.what, key, tokens))) woken.add(waiter)
+        }
       }
     }
     seen.revision = contents.revision
     for (const waiter of woken) waiter.wake()
   }
 
-  /** The waiters a key with `tokens` may wake: the unindexed, and those indexed by a token it has (or by any, where it has none). */
-  private * candidates (tokens: readonly string[]): Generator<Waiter> {
-    yield * this.any
+  /** The sets of waiters a key with `tokens` may wake: the unindexed, and those indexed by a token it has (or by any, where it has none). */
+  private candidates (tokens: readonly string[]): Array<Set<Waiter>> {
+    const sets = [this.any]
     for (const [position, byToken] of this.byToken) {
       const token = tokens[position]
       if (token !== undefined) {
         const set = byToken.get(token)
-        if (set !== undefined) yield * set
+        if (set !== undefined) sets.push(set)
       } else {
-        for (const set of byToken.values()) yield * set
+        sets.push(...byToken.values())
       }
     }
+    return sets
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { compareGenerations, formatCursor, generationOf, parseCursor, readWhenMoved } from './cursor.js'
+import { compareGenerations, formatCursor, generationOf, lastReadOf, parseCursor, readWhenMoved } from './cursor.js'
 
 describe('generationOf', () => {
   test.each([
@@ -44,4 +44,14 @@ test('readWhenMoved reads a cursor again only when it moved', () => {
   position = '9-1764400000000000000'
   expect(revision()).toBe(9)
   expect(reads).toEqual([undefined, '7-1764400000000000000', '9-1764400000000000000'])
+})
+
+test('lastReadOf reads a cursor once while it is the last one asked, and another when asked', () => {
+  const reads: string[] = []
+  const revision = lastReadOf((cursor) => { reads.push(cursor); return parseCursor(cursor).revision })
+  const seven = '7-1764400000000000000'
+  // A thousand streams at the same id ask it in turn: one read.
+  expect(Array.from({ length: 1000 }, () => revision(seven)).every((r) => r === 7)).toBe(true)
+  expect([revision('9-1764400000000000000'), revision(seven)]).toEqual([9, 7])
+  expect(reads).toEqual([seven, '9-1764400000000000000', seven])
 })

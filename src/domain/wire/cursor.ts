@@ -48,6 +48,18 @@ export function parseCursor (text: string, field = 'since'): Cursor {
 }
 
 /**
+ * `read` remembering the last cursor it read: a put sends one id to a thousand streams of a
+ * filter, whose waiters then each ask what it names, so it is read once for them all.
+ */
+export function lastReadOf<T> (read: (cursor: string) => T): (cursor: string) => T {
+  let last: { cursor: string, value: T } | undefined
+  return (cursor) => {
+    if (last?.cursor !== cursor) last = { cursor, value: read(cursor) }
+    return last.value
+  }
+}
+
+/**
  * What `read` makes of the cursor `position()` gives (undefined: none yet), made again only when
  * the cursor moved: an event stream's waiter asks it at every change it looks at.
  */
