@@ -7,6 +7,7 @@
 import type { OverviewRequest } from '../domain/wire/request.js'
 import type { What } from '../domain/wire/key-shapes.js'
 import { BUCKETS } from '../domain/wire/key-shapes.js'
+import type { Following } from '../domain/answers/waiters.js'
 import { viewState, type FollowerDeps, type SharedBatch, type State, type StreamSource } from './stream-of-request.js'
 
 /** The part of a row cursor naming the buckets' generations. */
@@ -25,7 +26,7 @@ export class RowSource implements StreamSource {
     this.liveReason = `buckets ${this.buckets.map((b) => BUCKETS[b]).join(', ')} are followed live`
   }
 
-  listen (wake: () => void, position: () => string | undefined): () => void {
+  listen (wake: () => void, position: string | undefined): Following {
     return this.deps.provisioning.overviews.live.follow(this.overviewRequest, position, wake)
   }
 

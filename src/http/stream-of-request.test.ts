@@ -13,7 +13,7 @@ test('a refusal that persists is retried once, then again only after the view si
   let snapshots = 0
   let signal: (() => void) | undefined
   const provisioning = {
-    follow: (_request: unknown, _after: unknown, wake: () => void) => { signal = wake; return () => {} },
+    follow: (_request: unknown, _position: unknown, wake: () => void) => { signal = wake; return { moved: () => {}, stop: () => {} } },
     catchUp: async () => {},
     snapshot: () => {
       // A loop that never yields would starve the test's timers: it fails here instead.
@@ -43,6 +43,41 @@ test('a refusal that persists is retried once, then again only after the view si
     expect(snapshots).toBe(after)
   }
   expect(written.filter((w) => w.includes('event: reset')).length).toBe(5)
+  raw.destroy()
+  await running
+})
+
+test('the stream moves its waiter to every cursor it sends, so that a change it already sent does not wake it again', async () => {
+  const generation = '1796126188725546637'
+  const moves: Array<string | undefined> = []
+  let signal: (() => void) | undefined
+  let revision = 5
+  const provisioning = {
+    follow: (_request: unknown, position: string | undefined, wake: () => void) => {
+      moves.push(position)
+      signal = wake
+      return { moved: (cursor: string | undefined) => { moves.push(cursor) }, stop: () => {} }
+    },
+    catchUp: async () => {},
+    snapshot: () => ({ entries: [], outOfShape: [], total: 0, cursor: `5-${generation}`, stale: false }),
+    changes: () => revision === 5
+      ? { changes: [], cursor: `5-${generation}`, more: false }
+      : { changes: [{ type: 'put', json: '{"key":"ace.m.secret.a"}', revision: 6 }], cursor: `6-${generation}`, more: false },
+    count: () => ({ total: 1, stale: false })
+  } as unknown as Provisioning
+  const views: FollowedViews = {
+    status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision, keys: 1, outOfShape: 0 }),
+    held: () => ({ revision, generation }),
+    connected: () => true
+  }
+  const raw = new Writable({ write (_chunk: Buffer, _encoding, done) { done() } })
+  const sse = new Sse(raw as unknown as ServerResponse, false, 1000, new Frames(), () => {})
+  const running = new StreamOfRequest({ provisioning, views }, new SharedReads(), sse, { what: 'needs', filter: {} }, undefined).run()
+  await turns(10)
+  revision = 6
+  signal?.()
+  await turns(10)
+  expect(moves).toEqual([undefined, `5-${generation}`, `5-${generation}`, `6-${generation}`, `6-${generation}`])
   raw.destroy()
   await running
 })

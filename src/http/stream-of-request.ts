@@ -6,9 +6,10 @@
 
 import type { What } from '../domain/wire/key-shapes.js'
 import { BUCKETS } from '../domain/wire/key-shapes.js'
-import { formatCursor, lastReadOf, parseCursor, readWhenMoved } from '../domain/wire/cursor.js'
+import { formatCursor, parseCursor } from '../domain/wire/cursor.js'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
+import type { Following } from '../domain/answers/waiters.js'
 import type { BucketRequest } from '../domain/wire/request.js'
 import type { ViewStatus } from '../domain/wire/schemas.js'
 import type { EventType, Sse } from './sse.js'
@@ -54,10 +55,10 @@ export interface StreamSource {
   /** The request as text: streams asking the same share what they read. */
   readonly requestKey: string
   /**
-   * Calls `wake` on every change of what it reads after the cursor `position()` gives (every
-   * change while that is undefined), and every change of state, until the returned function is called.
+   * Calls `wake` on every change of what it reads after the cursor the stream last moved to
+   * (`position` at first; every change while that is undefined), and every change of state, until it stops.
    */
-  listen (wake: () => void, position: () => string | undefined): () => void
+  listen (wake: () => void, position: string | undefined): Following
   /** Live, or why not (said by `stale`). */
   state (): State
   /** Whether its snapshot and changes can be read now. */
@@ -112,9 +113,6 @@ export function viewState (views: FollowedViews, what: What): State {
   return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
 }
 
-/** The revision a stream's cursor names, shared by every stream (lastReadOf). */
-const revisionOf = lastReadOf((cursor) => parseCursor(cursor).revision)
-
 /** A bucket's entries narrowed by a request: the change feed of one bucket. */
 class BucketSource implements StreamSource {
   readonly requestKey: string
@@ -127,10 +125,9 @@ class BucketSource implements StreamSource {
     this.goneReason = `bucket ${BUCKETS[bucketRequest.what]} went away during the snapshot`
   }
 
-  listen (wake: () => void, position: () => string | undefined): () => void {
+  listen (wake: () => void, position: string | undefined): Following {
     // Only the changes the request keeps wake it (a write to another node costs the stream nothing).
-    const after = readWhenMoved(position, (cursor) => cursor === undefined ? 0 : revisionOf(cursor))
-    return this.deps.provisioning.follow(this.bucketRequest, after, wake)
+    return this.deps.provisioning.follow(this.bucketRequest, position, wake)
   }
 
   state (): State {
@@ -181,8 +178,9 @@ class BucketSource implements StreamSource {
 
 /** Follows a source on one stream until the stream closes. */
 export class StreamFollower {
-  /** The cursor of the last change sent; undefined while a snapshot is due. */
+  /** The cursor of the last change sent; undefined while a snapshot is due. Moved by `moveTo` once the stream follows. */
   private position: string | undefined
+  private following: Following | undefined
   /** Why the next snapshot is preceded by `reset`. */
   private resetReason: string | undefined
   /** Changes are being read up to now, after a snapshot or a resume: `synced` follows them. */
@@ -206,7 +204,7 @@ export class StreamFollower {
   }
 
   async run (): Promise<void> {
-    const stop = this.source.listen(() => this.wake(), () => this.position)
+    const following = this.following = this.source.listen(() => this.wake(), this.position)
     void this.sse.closed.then(() => this.wake())
     try {
       if (this.position !== undefined) await this.source.catchUp(this.position)
@@ -222,8 +220,14 @@ export class StreamFollower {
         }
       }
     } finally {
-      stop()
+      following.stop()
     }
+  }
+
+  /** Moves the stream's cursor, and with it the changes that wake it. */
+  private moveTo (cursor: string | undefined): void {
+    this.position = cursor
+    this.following?.moved(cursor)
   }
 
   /** Marks that something changed, and resumes the loop when it waits. */
@@ -254,7 +258,7 @@ export class StreamFollower {
       // the bucket went while a snapshot was paged: start again from a snapshot once it can be read,
       // at once the first time; a second refusal with no signal between waits for the next one.
       this.resetReason = err.code === 'BUCKET_MISSING' ? source.goneReason : err.message
-      this.position = undefined
+      this.moveTo(undefined)
       this.syncing = false
       const retry = err.code === 'CURSOR_EXPIRED' || source.readable()
       if (retry && !this.refused) this.dirty = true
@@ -293,7 +297,7 @@ export class StreamFollower {
         throw new ProvisionerError('CURSOR_EXPIRED', `${source.requestKey.trim()} was read from a bucket created again during the snapshot`)
       }
     }
-    this.position = first.cursor
+    this.moveTo(first.cursor)
     this.syncing = true
     this.dirty = true
   }
@@ -308,12 +312,12 @@ export class StreamFollower {
     for (let i = 0; i < batch.changes.length; i++) {
       const c = batch.changes[i] as StreamChange
       this.sse.send(c.type, c.json, batch.ids[i])
-      this.position = batch.ids[i]
+      this.moveTo(batch.ids[i])
       // No turn of the loop while the socket takes what is written: a put reaches a thousand streams.
       const taken = this.sse.taken()
       if (taken !== true && !(await taken)) return
     }
-    this.position = batch.next
+    this.moveTo(batch.next)
     if (synced !== undefined) {
       this.syncing = false
       this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)

@@ -47,8 +47,9 @@ function mesh () {
 
 /** A stream of `request`'s rows as the follower holds one: its cursor, moved by what it reads, and whether it was woken. */
 function stream (m: ReturnType<typeof mesh>, request: OverviewRequest) {
-  const s = { q: request, cursor: m.live.now(request), woken: 0, stop: () => {} }
-  s.stop = m.live.follow(request, () => s.cursor, () => { s.woken++ })
+  const cursor = m.live.now(request)
+  const s = { q: request, cursor, woken: 0, move: (to: string) => { s.cursor = to; following.moved(to) }, stop: () => { following.stop() } }
+  const following = m.live.follow(request, cursor, () => { s.woken++ })
   return s
 }
 
@@ -66,7 +67,7 @@ describe('a stream of live rows is woken', () => {
     expect(s.woken).toBe(1)
     // A change the stream read before the waiters looked (it stepped for another reason) wakes nothing.
     m.write('needs', 'ace.gitea.port.x')
-    s.cursor = m.live.now(s.q)
+    s.move(m.live.now(s.q))
     await m.signal('needs')
     expect(s.woken).toBe(1)
     m.write('registry', 'secret')
@@ -120,7 +121,7 @@ describe('a stream of live rows is woken', () => {
         for (const s of streams) {
           const { changes, cursor } = m.live.changes(s.q, s.cursor)
           if (changes.length > 0) expect(s.woken, `${JSON.stringify(s.q)} after ${JSON.stringify(batch)}`).toBeGreaterThan(0)
-          s.cursor = cursor
+          s.move(cursor)
           s.woken = 0
         }
       }

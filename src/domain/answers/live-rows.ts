@@ -9,12 +9,12 @@ import { ProvisionerError } from '../wire/errors.js'
 import type { OverviewRequest } from '../wire/request.js'
 import type { Contents } from '../store/contents.js'
 import { FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
-import { lastReadOf, readWhenMoved } from '../wire/cursor.js'
+import { lastReadOf } from '../wire/cursor.js'
 import type { AnsweredViews } from './port.js'
 import { bucketsOf, keeps, readMesh } from './mesh.js'
 import { namesModule, touched, type Mesh, type Rows } from './rows.js'
 import type { KeyRead } from './selection.js'
-import type { Waiters } from './waiters.js'
+import type { Following, Waiter, Waiters } from './waiters.js'
 
 /** A row put (its JSON as in answers) or deleted (`{"node"}`, `{"node","module"}`). */
 export interface RowChange { type: 'put' | 'delete', json: string }
@@ -110,23 +110,31 @@ export class LiveRows {
   }
 
   /**
-   * Calls `wake` on every change after the cursor `position()` gives that may move a row `request`
-   * keeps (a key naming a node, and for module rows a module, its filter keeps), on every registry
-   * change (its kinds move `unanswered`) and on a change of a view's state, until the returned
-   * function is called: a write to another node costs the stream nothing.
+   * Calls `wake` on every change after the cursor the stream last moved to (`position` at first)
+   * that may move a row `request` keeps (a key naming a node, and for module rows a module, its
+   * filter keeps), on every registry change (its kinds move `unanswered`) and on a change of a
+   * view's state, until it stops: a write to another node costs the stream nothing.
    */
-  follow (request: OverviewRequest, position: () => string | undefined, wake: () => void): () => void {
+  follow (request: OverviewRequest, position: string | undefined, wake: () => void): Following {
     // No cursor, or not one of these rows: no revision, so every change is after it.
-    const revisions = readWhenMoved(position, (cursor): readonly number[] => cursor === undefined ? [] : revisionsOf(cursor))
+    const afterOf = (cursor: string | undefined): readonly number[] => cursor === undefined ? [] : revisionsOf(cursor)
     const nodes = request.filter['node']
-    const stops = bucketsOf(request).map((what, i) => this.waitersOf(what).add({
-      get after () { return revisions()[i] ?? 0 },
+    const buckets = bucketsOf(request)
+    const waiters = buckets.map((what, i): Waiter => ({
+      after: afterOf(position)[i] ?? 0,
       index: nodes === undefined ? undefined : { position: FIELDS[what].indexOf('node'), tokens: nodes.map((n) => tokenOf('node', n)) },
       keeps: (key) => namesKept(request, what, key),
       wake
     }))
+    const stops = waiters.map((waiter, i) => this.waitersOf(buckets[i] as What).add(waiter))
     stops.push(this.views.byWhat.registry.listen(wake))
-    return () => { for (const stop of stops) stop() }
+    return {
+      moved: (cursor) => {
+        const revisions = afterOf(cursor)
+        waiters.forEach((waiter, i) => { waiter.after = revisions[i] ?? 0 })
+      },
+      stop: () => { for (const stop of stops) stop() }
+    }
   }
 
   /**

@@ -7,9 +7,9 @@ import { Answer, answerCache, type AskOptions } from './answer.js'
 import { facetsJson } from './facets.js'
 import { createOverviews, type Overviews } from './overview.js'
 import { heldUntil } from './held.js'
-import { waitersByBucket, type Waiter, type Waiters } from './waiters.js'
+import { SharedKeeps, waitersByBucket, type Following, type Waiter, type Waiters } from './waiters.js'
 import { BUCKETS, FIELDS, tokenOf, type What } from '../wire/key-shapes.js'
-import { compareGenerations, formatCursor, type Cursor } from '../wire/cursor.js'
+import { compareGenerations, formatCursor, streamRevision, type Cursor } from '../wire/cursor.js'
 import { ProvisionerError } from '../wire/errors.js'
 import type { Filter, BucketRequest } from '../wire/request.js'
 import { listDocument, outOfShapeArray, sinceDocument, tooLarge, type Cut, type DocumentHead } from './documents.js'
@@ -119,11 +119,11 @@ export interface Provisioning {
    */
   changed (requests: readonly BucketRequest[], ms: number, signal?: AbortSignal): Promise<void>
   /**
-   * Calls `wake` whenever a change `request` would show lands after the revision `after()` gives
-   * then, and at every change of the view's state, until the returned function is called: an event
-   * stream's signal. A write elsewhere costs it nothing.
+   * Calls `wake` whenever a change `request` would show lands after the cursor the stream last
+   * moved to (`position` at first; none: every change), and at every change of the view's state,
+   * until it stops: an event stream's signal. A write elsewhere costs it nothing.
    */
-  follow (request: BucketRequest, after: () => number, wake: () => void): () => void
+  follow (request: BucketRequest, position: string | undefined, wake: () => void): Following
 }
 
 /** The refusal of an entry the bucket does not hold. */
@@ -347,8 +347,7 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
         const n = narrowing(request.what, request.filter)
         // The first change is enough: none is serialized beyond it.
         if (request.since !== undefined && new Selection(contents, n).changesAfter(request.since.revision).next().done !== true) return wake()
-        const after = request.since?.revision ?? contents.revision
-        held.push(waitersOf(request.what).add(waiterFor(request, n, () => after, wake)))
+        held.push(waitersOf(request.what).add(waiterFor(request, (key) => keepsKey(n, key), request.since?.revision ?? contents.revision, wake)))
       } catch {
         return wake() // a refusal is news too: the request is asked again and answers it
       }
@@ -356,13 +355,30 @@ async function changed (views: AnsweredViews, waitersOf: (what: What) => Waiters
   })
 }
 
-/** The waiter of `request` (narrowed as `n`): woken by a change it would show after the revision `after()` gives when the change is looked at. */
-function waiterFor (request: BucketRequest, n: Narrowing, after: () => number, wake: () => void): Waiter {
+/** The waiter of `request`: woken by a change it would show (`keeps`) after revision `after`. */
+function waiterFor (request: BucketRequest, keeps: Waiter['keeps'], after: number, wake: () => void): Waiter {
   return {
-    get after () { return after() },
+    after,
     index: indexOf(request.what, request.filter),
-    keeps: (key) => keepsKey(n, key),
+    keeps,
     wake
+  }
+}
+
+/** As Provisioning.follow: a waiter held until the stream stops, its `after` moved with what it sent, its `keeps` its request's (`shared`). */
+function follow (waitersOf: (what: What) => Waiters, shared: SharedKeeps, request: BucketRequest, position: string | undefined, wake: () => void): Following {
+  const keeps = shared.take(JSON.stringify([request.what, request.filter]), () => {
+    const n = narrowing(request.what, request.filter)
+    return (key) => keepsKey(n, key)
+  })
+  const waiter = waiterFor(request, keeps.keeps, streamRevision(position), wake)
+  const stop = waitersOf(request.what).add(waiter)
+  return {
+    moved: (cursor) => { waiter.after = streamRevision(cursor) },
+    stop: () => {
+      stop()
+      keeps.release()
+    }
   }
 }
 
@@ -430,6 +446,8 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     }
   }
 
+  const sharedKeeps = new SharedKeeps()
+
   return {
     overviews: createOverviews(views, waitersOf),
     ask,
@@ -439,8 +457,7 @@ export function createProvisioning (views: AnsweredViews): Provisioning {
     count: (request) => count(views, request),
     catchUp: (request, ms) => catchUp(views, request, ms),
     changed: async (requests, ms, signal) => await changed(views, waitersOf, requests, ms, signal),
-    // An event stream's waiter is held until the stream closes: `after` moves with what it sent.
-    follow: (request, after, wake) => waitersOf(request.what).add(waiterFor(request, narrowing(request.what, request.filter), after, wake)),
+    follow: (request, position, wake) => follow(waitersOf, sharedKeeps, request, position, wake),
     changes: (request, limit) => changes(views, request, limit),
     entry: (what, key) => entry(views, what, key)
   }

@@ -16,13 +16,27 @@ export interface Followed {
 }
 
 export interface Waiter {
-  /** Changes after this revision wake it. */
-  readonly after: number
+  /**
+   * Changes after this revision wake it: a held request's stays, a stream's is moved as it sends
+   * (Following). A number on the waiter itself: a look reads it for a thousand streams in turn, and
+   * a getter's chain of closures cost ~1 µs a waiter there in a loaded service's heap.
+   */
+  after: number
   /** The tokens a key must have at `position` to be kept (an out-of-shape key without a token there may be); absent: any key may. */
   readonly index: { position: number, tokens: readonly string[] } | undefined
-  /** Whether the change of a key, read once for every waiter that looks at it, is one the waiter would show. */
+  /**
+   * Whether the change of a key, read once for every waiter that looks at it, is one the waiter
+   * would show. Waiters of one request may hold the same (SharedKeeps): a look asks it once a change
+   * for each run of waiters holding it.
+   */
   readonly keeps: (key: KeyRead) => boolean
   readonly wake: () => void
+}
+
+/** A stream's hold on the changes it follows: `moved` to each cursor it has sent, `stop` when it closes. */
+export interface Following {
+  moved: (cursor: string | undefined) => void
+  stop: () => void
 }
 
 export class Waiters {
@@ -148,10 +162,17 @@ export class Waiters {
     for (const [key, revision] of contents.changesSince(seen.revision)) {
       const tokens = key.split('.')
       let read: KeyRead | undefined
+      let lastKeeps: Waiter['keeps'] | undefined
+      let kept = false
       // Plain loops over the sets: a put on a filter a thousand streams follow looks at each of them.
       for (const set of this.candidates(tokens)) {
         for (const waiter of set) {
-          if (revision > waiter.after && !woken.has(waiter) && waiter.keeps(read ??= readKey(contents.what, key, tokens))) woken.add(waiter)
+          if (revision <= waiter.after || woken.has(waiter)) continue
+          if (waiter.keeps !== lastKeeps) {
+            lastKeeps = waiter.keeps
+            kept = lastKeeps(read ??= readKey(contents.what, key, tokens))
+          }
+          if (kept) woken.add(waiter)
         }
       }
     }
@@ -172,6 +193,36 @@ export class Waiters {
       }
     }
     return sets
+  }
+}
+
+/**
+ * One `keeps` for the waiters of equal requests while any of them is held: the look then asks it
+ * once a change for a thousand streams of one filter, where each asking its own was ~0.7 µs a
+ * stream in a loaded service's heap (bench/RESULTS.md). At most one entry a waiter held.
+ */
+export class SharedKeeps {
+  private readonly held = new Map<string, { keeps: Waiter['keeps'], holders: number }>()
+
+  /** The keeps of requests named `key`, made by `make` unless one is held; held until `release`. */
+  take (key: string, make: () => Waiter['keeps']): { keeps: Waiter['keeps'], release: () => void } {
+    let shared = this.held.get(key)
+    if (shared === undefined) this.held.set(key, (shared = { keeps: make(), holders: 0 }))
+    shared.holders++
+    let released = false
+    const held = shared
+    return {
+      keeps: held.keeps,
+      release: () => {
+        if (released) return
+        released = true
+        if (--held.holders === 0) this.held.delete(key)
+      }
+    }
+  }
+
+  get size (): number {
+    return this.held.size
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { compareGenerations, formatCursor, generationOf, lastReadOf, parseCursor, readWhenMoved } from './cursor.js'
+import { compareGenerations, formatCursor, generationOf, lastReadOf, parseCursor, streamRevision } from './cursor.js'
 
 describe('generationOf', () => {
   test.each([
@@ -34,18 +34,6 @@ test.each([
   expect(Math.sign(compareGenerations(a, b))).toBe(sign)
 })
 
-test('readWhenMoved reads a cursor again only when it moved', () => {
-  let position: string | undefined
-  const reads: Array<string | undefined> = []
-  const revision = readWhenMoved(() => position, (cursor) => { reads.push(cursor); return cursor === undefined ? 0 : parseCursor(cursor).revision })
-  expect([revision(), revision()]).toEqual([0, 0])
-  position = '7-1764400000000000000'
-  expect([revision(), revision()]).toEqual([7, 7])
-  position = '9-1764400000000000000'
-  expect(revision()).toBe(9)
-  expect(reads).toEqual([undefined, '7-1764400000000000000', '9-1764400000000000000'])
-})
-
 test('lastReadOf reads a cursor once while it is the last one asked, and another when asked', () => {
   const reads: string[] = []
   const revision = lastReadOf((cursor) => { reads.push(cursor); return parseCursor(cursor).revision })
@@ -54,4 +42,8 @@ test('lastReadOf reads a cursor once while it is the last one asked, and another
   expect(Array.from({ length: 1000 }, () => revision(seven)).every((r) => r === 7)).toBe(true)
   expect([revision('9-1764400000000000000'), revision(seven)]).toEqual([9, 7])
   expect(reads).toEqual([seven, '9-1764400000000000000', seven])
+})
+
+test('streamRevision: no cursor is before every change', () => {
+  expect([streamRevision(undefined), streamRevision('12-1764400000000000000')]).toEqual([0, 12])
 })

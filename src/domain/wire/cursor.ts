@@ -59,16 +59,7 @@ export function lastReadOf<T> (read: (cursor: string) => T): (cursor: string) =>
   }
 }
 
-/**
- * What `read` makes of the cursor `position()` gives (undefined: none yet), made again only when
- * the cursor moved: an event stream's waiter asks it at every change it looks at.
- */
-export function readWhenMoved<T> (position: () => string | undefined, read: (cursor: string | undefined) => T): () => T {
-  let cursor: string | undefined
-  let value = read(undefined)
-  return () => {
-    const now = position()
-    if (now !== cursor) value = read(cursor = now)
-    return value
-  }
-}
+const lastRevision = lastReadOf((cursor) => parseCursor(cursor).revision)
+
+/** The revision an event stream's cursor names (none: 0, before every change), read once for all the streams at one id. */
+export const streamRevision = (cursor: string | undefined): number => cursor === undefined ? 0 : lastRevision(cursor)
