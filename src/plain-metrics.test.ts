@@ -51,4 +51,9 @@ test('a registry reset clears the counts, as it does prom-client\'s', async () =
   expect(await registry.metrics()).toMatch(/^r_seconds_count\{face="http",route="\/v1\/needs"\} 1$/m)
   registry.resetMetrics()
   expect(await registry.metrics()).not.toMatch(/^r_(total|seconds_count)\{/m)
+  // The series asked last before the reset is counted anew after it.
+  counter.inc('http', '/v1/needs', 'ok')
+  histogram.observe(['http', '/v1/needs'], 0.002)
+  expect(await registry.metrics()).toMatch(/^r_total\{face="http",route="\/v1\/needs",outcome="ok"\} 1$/m)
+  expect(await registry.metrics()).toMatch(/^r_seconds_count\{face="http",route="\/v1\/needs"\} 1$/m)
 })

@@ -21,7 +21,7 @@ export class RowSource implements StreamSource {
   private readonly buckets: readonly What[]
 
   constructor (private readonly deps: FollowerDeps, private readonly overviewRequest: OverviewRequest) {
-    this.requestKey = `${JSON.stringify([overviewRequest.what, overviewRequest.filter])} `
+    this.requestKey = JSON.stringify([overviewRequest.what, overviewRequest.filter])
     this.buckets = overviewRequest.what === 'nodes' ? ['needs', 'applied', 'collect'] : ['needs', 'applied']
     this.liveReason = `buckets ${this.buckets.map((b) => BUCKETS[b]).join(', ')} are followed live`
   }

@@ -4,7 +4,7 @@ import { expect, test } from 'vitest'
 import { ProvisionerError } from '../domain/wire/errors.js'
 import type { Provisioning } from '../domain/answers/provisioning.js'
 import { Frames, Sse } from './sse.js'
-import { SharedReads, StreamOfRequest, type FollowedViews } from './stream-of-request.js'
+import { SharedReads, StreamOfRequest, type FollowedViews, type SharedBatch } from './stream-of-request.js'
 
 const CURSOR = '5-1796126188725546637'
 const turns = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve)) }
@@ -80,4 +80,13 @@ test('the stream moves its waiter to every cursor it sends, so that a change it 
   expect(moves).toEqual([undefined, `5-${generation}`, `5-${generation}`, `6-${generation}`, `6-${generation}`])
   raw.destroy()
   await running
+})
+
+test('SharedReads reads the changes once for streams asking the same request after the same cursor in the same state, and again when any of the three differs', () => {
+  const reads = new SharedReads()
+  let read = 0
+  const batch = (): SharedBatch => { read++; return { changes: [], ids: [], cursor: CURSOR, more: false, next: CURSOR } }
+  const asks: Array<[string, string, string]> = [['["needs",{}]', '5-1', '9-1'], ['["needs",{}]', '5-1', '9-1'], ['["needs",{}]', '6-1', '9-1'], ['["needs",{}]', '6-1', '10-1'], ['["applied",{}]', '6-1', '10-1']]
+  const counts = asks.map(([request, since, state]) => { reads.changes(request, since, state, batch); return read })
+  expect(counts).toEqual([1, 1, 2, 3, 4])
 })

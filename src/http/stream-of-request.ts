@@ -89,12 +89,13 @@ export interface StreamSource {
  */
 export class SharedReads {
   /** The last changes read, by request and cursor, and the state of the view they were read from. */
-  private read: { key: string, state: string, batch: SharedBatch } | undefined
+  private read: { request: string, since: string, state: string, batch: SharedBatch } | undefined
 
-  /** The changes `key` (a request and a cursor) names in view state `state`: read by `read` unless read already. */
-  changes (key: string, state: string, read: () => SharedBatch): SharedBatch {
-    if (this.read?.key !== key || this.read.state !== state) this.read = { key, state, batch: read() }
-    return this.read.batch
+  /** The changes after `since` of `request` (its requestKey) in view state `state`: read by `read` unless read already. */
+  changes (request: string, since: string, state: string, read: () => SharedBatch): SharedBatch {
+    const last = this.read
+    if (last?.request !== request || last.since !== since || last.state !== state) this.read = { request, since, state, batch: read() }
+    return (this.read as NonNullable<typeof last>).batch
   }
 }
 
@@ -113,6 +114,13 @@ export function viewState (views: FollowedViews, what: What): State {
   return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
 }
 
+/** The cursor of a view's state, the last one made kept: a thousand streams woken by one put each ask it. */
+let lastHeld = { revision: -1, generation: '', cursor: '' }
+function heldState (revision: number, generation: string): string {
+  if (lastHeld.revision !== revision || lastHeld.generation !== generation) lastHeld = { revision, generation, cursor: formatCursor(revision, generation) }
+  return lastHeld.cursor
+}
+
 /** A bucket's entries narrowed by a request: the change feed of one bucket. */
 class BucketSource implements StreamSource {
   readonly requestKey: string
@@ -120,7 +128,7 @@ class BucketSource implements StreamSource {
   readonly goneReason: string
 
   constructor (private readonly deps: FollowerDeps, private readonly bucketRequest: BucketRequest) {
-    this.requestKey = `${JSON.stringify([bucketRequest.what, bucketRequest.filter])} `
+    this.requestKey = JSON.stringify([bucketRequest.what, bucketRequest.filter])
     this.liveReason = `bucket ${BUCKETS[bucketRequest.what]} is followed live`
     this.goneReason = `bucket ${BUCKETS[bucketRequest.what]} went away during the snapshot`
   }
@@ -157,7 +165,7 @@ class BucketSource implements StreamSource {
 
   readState (): string {
     const held = this.deps.views.held(this.bucketRequest.what)
-    return formatCursor(held.revision, held.generation)
+    return heldState(held.revision, held.generation)
   }
 
   changes (since: string, limit: number): SharedBatch {
@@ -294,7 +302,7 @@ export class StreamFollower {
       if (page.next === undefined) break
       page = source.snapshot(page.next, PAGE)
       if (!source.sameGeneration(page.cursor, first.cursor)) {
-        throw new ProvisionerError('CURSOR_EXPIRED', `${source.requestKey.trim()} was read from a bucket created again during the snapshot`)
+        throw new ProvisionerError('CURSOR_EXPIRED', `${source.requestKey} was read from a bucket created again during the snapshot`)
       }
     }
     this.moveTo(first.cursor)
@@ -305,7 +313,7 @@ export class StreamFollower {
   /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. */
   private async changes (since: string): Promise<void> {
     const { source } = this
-    const batch = this.reads.changes(`${source.requestKey}${since}`, source.readState(), () => source.changes(since, PAGE))
+    const batch = this.reads.changes(source.requestKey, since, source.readState(), () => source.changes(since, PAGE))
     this.refused = false
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? source.count() : undefined
