@@ -206,17 +206,17 @@ export class SharedKeeps {
 
   /** The keeps of requests named `key`, made by `make` unless one is held; held until `release`. */
   take (key: string, make: () => Waiter['keeps']): { keeps: Waiter['keeps'], release: () => void } {
-    let shared = this.held.get(key)
-    if (shared === undefined) this.held.set(key, (shared = { keeps: make(), holders: 0 }))
+    const found = this.held.get(key)
+    const shared = found ?? { keeps: make(), holders: 0 }
+    if (found === undefined) this.held.set(key, shared)
     shared.holders++
     let released = false
-    const held = shared
     return {
-      keeps: held.keeps,
+      keeps: shared.keeps,
       release: () => {
         if (released) return
         released = true
-        if (--held.holders === 0) this.held.delete(key)
+        if (--shared.holders === 0) this.held.delete(key)
       }
     }
   }
