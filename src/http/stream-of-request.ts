@@ -93,9 +93,9 @@ export class SharedReads {
 
   /** The changes after `since` of `request` (its requestKey) in view state `state`: read by `read` unless read already. */
   changes (request: string, since: string, state: string, read: () => SharedBatch): SharedBatch {
-    const last = this.read
-    if (last?.request !== request || last.since !== since || last.state !== state) this.read = { request, since, state, batch: read() }
-    return (this.read as NonNullable<typeof last>).batch
+    let last = this.read
+    if (last?.request !== request || last.since !== since || last.state !== state) this.read = last = { request, since, state, batch: read() }
+    return last.batch
   }
 }
 
