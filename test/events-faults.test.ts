@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from './support/http.js'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { newToken } from '../src/settings/tokens-file.js'
 import type { Running } from '../src/service.js'
@@ -117,6 +117,9 @@ describe('resume by id', () => {
     stream.close()
     await kv.delete('shanks.gitea.config.one')
     const two = await kv.put('shanks.gitea.config.two', '2')
+    // b has read both writes before the stream resumes on it: its `synced` follows what b has read,
+    // and this test is of the resume, not of b's pace under load.
+    await vi.waitFor(() => expect(b.views.byWhat.needs.status().revision).toBeGreaterThanOrEqual(two), { timeout: 5000, interval: 10 })
     const resumed = await openStream(`${b.url}/v1/needs/events?module=gitea`, { 'last-event-id': stream.events[live]?.id as string })
     const done = await untilEvent(resumed, isSynced)
     expect(resumed.events.slice(0, done).map((e) => [e.event, data(e).key])).toEqual([
