@@ -8,13 +8,14 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from './support/http.js'
-import { describe, expect, test, vi } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import { newToken } from '../src/settings/tokens-file.js'
 import type { Running } from '../src/service.js'
 import { createClientBuckets, seedSampleMesh } from '../testkit/sample-mesh.js'
 import { fixture, killAndRestart, startSeeded, untilReady } from './support/service.js'
 import { isSynced, openStream, untilEvent, type SseEvent } from './support/sse.js'
+import { viewReached } from './support/seen-writes.js'
 
 const data = (e: SseEvent | undefined): any => JSON.parse(e?.data ?? 'null')
 const generationOf = (cursor: string): string => cursor.split('-')[1] as string
@@ -119,7 +120,7 @@ describe('resume by id', () => {
     const two = await kv.put('shanks.gitea.config.two', '2')
     // b has read both writes before the stream resumes on it: its `synced` follows what b has read,
     // and this test is of the resume, not of b's pace under load.
-    await vi.waitFor(() => expect(b.views.byWhat.needs.status().revision).toBeGreaterThanOrEqual(two), { timeout: 5000, interval: 10 })
+    await viewReached(b, 'needs', two)
     const resumed = await openStream(`${b.url}/v1/needs/events?module=gitea`, { 'last-event-id': stream.events[live]?.id as string })
     const done = await untilEvent(resumed, isSynced)
     expect(resumed.events.slice(0, done).map((e) => [e.event, data(e).key])).toEqual([

@@ -8,14 +8,17 @@ import type { Running } from '../../src/service.js'
 
 type ClientBucket = Exclude<What, 'registry'>
 
+/** Waits until `running`'s view of bucket `what` has read up to `revision`. */
+export async function viewReached (running: Running, what: What, revision: number): Promise<void> {
+  await vi.waitFor(() => expect(running.views.byWhat[what].status().revision).toBeGreaterThanOrEqual(revision), { timeout: 5000, interval: 10 })
+}
+
 /** put and remove on `kv()`, each waiting until `running()`'s view of the bucket has reached it (read when called: a suite sets both in beforeAll). */
 export function seenWrites (kv: () => Record<ClientBucket, KV>, running: () => Running): {
   put: (what: ClientBucket, key: string, value?: string) => Promise<number>
   remove: (what: ClientBucket, key: string) => Promise<void>
 } {
-  const reached = async (what: ClientBucket, revision: number): Promise<void> => {
-    await vi.waitFor(() => expect(running().views.byWhat[what].status().revision).toBeGreaterThanOrEqual(revision), { timeout: 5000, interval: 10 })
-  }
+  const reached = async (what: ClientBucket, revision: number): Promise<void> => { await viewReached(running(), what, revision) }
   return {
     put: async (what, key, value = '{}') => {
       const revision = await kv()[what].put(key, value)
