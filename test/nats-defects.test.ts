@@ -15,6 +15,15 @@ import { freshRead, listed } from './support/truth.js'
 
 const sorted = (m: Map<string, number>): Map<string, number> => new Map([...m].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
 
+/** What a view lacks or holds beyond the truth, by key and revision, for the message of a failure. */
+function gap (view: Map<string, number>, truth: Map<string, number>): string {
+  const missing = [...truth].filter(([k]) => !view.has(k)).map(([k, r]) => `${k}@${r}`)
+  const extra = [...view].filter(([k]) => !truth.has(k)).map(([k, r]) => `${k}@${r}`)
+  const stale = [...truth].filter(([k, r]) => view.has(k) && view.get(k) !== r).map(([k, r]) => `${k}@${view.get(k) ?? ''}<${r}`)
+  const some = (xs: string[]): string => `${xs.length}${xs.length === 0 ? '' : ` (${xs.slice(0, 8).join(' ')}${xs.length > 8 ? ' …' : ''})`}`
+  return `missing ${some(missing)}, extra ${some(extra)}, stale ${some(stale)}`
+}
+
 describe('the server version', () => {
   test('is read at connect: on a version with a data-loss defect, one warning line and /readyz name it and the version that fixes it', async () => {
     const fx = fixture()
@@ -96,9 +105,9 @@ describe('a purge while the service is behind the bucket', () => {
     const [stream, http, bus] = followers
     await vi.waitFor(async () => {
       expect(await listed(running.url, 'needs'), 'the list').toEqual(truth)
-      expect(sorted(stream.shown), 'the event stream').toEqual(truth)
-      expect(sorted(http.held), 'the since poller over HTTP').toEqual(truth)
-      expect(sorted(bus.held), 'the since poller on the bus').toEqual(truth)
+      expect(sorted(stream.shown), `the event stream, opened ${stream.opened} times, reset ${stream.resets}, last id ${stream.lastId ?? 'none'}: ${gap(stream.shown, truth)}`).toEqual(truth)
+      expect(sorted(http.held), `the since poller over HTTP: ${gap(http.held, truth)}`).toEqual(truth)
+      expect(sorted(bus.held), `the since poller on the bus: ${gap(bus.held, truth)}`).toEqual(truth)
     }, { timeout: 15_000, interval: 200 })
   }, 60_000)
 })

@@ -14,6 +14,8 @@ export class StreamFollower {
   readonly shown = new Map<string, number>()
   lastId: string | undefined
   resets = 0
+  /** How many times the stream was opened: said when the follower ends unequal. */
+  opened = 0
   private stopped = false
   private abort: AbortController | undefined
   readonly done: Promise<void>
@@ -25,6 +27,7 @@ export class StreamFollower {
   private async run (): Promise<void> {
     while (!this.stopped) {
       this.abort = new AbortController()
+      this.opened++
       try {
         const res = await request(`${this.url()}/v1/${this.what}/events`, {
           headers: { accept: 'text/event-stream', ...(this.lastId === undefined ? {} : { 'last-event-id': this.lastId }) },
