@@ -6,6 +6,7 @@ import type { ConsumerConfig, JetStreamManager, KV, NatsConnection, StreamInfoRe
 import { beforeAll, expect, test, vi } from 'vitest'
 import { BUCKETS, type What } from '../src/domain/wire/key-shapes.js'
 import { BucketView } from '../src/domain/follow/bucket-view.js'
+import type { Contents } from '../src/domain/store/contents.js'
 import type { Logger } from '../src/domain/logger.js'
 import { suiteFixture } from './support/service.js'
 
@@ -125,6 +126,8 @@ const reloaded = (warnings: Warnings): unknown[] => warnings.map((w) => w.messag
 test('a message the stream lost after it was delivered (deleted by hand) is noticed by a check: the bucket is read again, and its key goes', async () => {
   const kv = await nc.jetstream().views.kv(BUCKETS.collect)
   await oneRemovedByHand('collect', kv, ['n1.c.a', 'n1.c.b'], { jsm: await nc.jetstreamManager(), checkMs: 1000 }, async (view, warnings, removed) => {
+    const refusedWhenTold: number[] = []
+    view.listen((signal) => { if (signal === 'state') refusedWhenTold.push(view.read().expiredBefore) })
     // The read again ends at the consumer's idle heartbeat, the stream's last revision being gone; on
     // a server that loses deliveries it is read once more to be sure.
     await vi.waitFor(() => { expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 1 }) }, { timeout: 10_000, interval: 50 })
@@ -134,6 +137,8 @@ test('a message the stream lost after it was delivered (deleted by hand) is noti
     // may hold it with no deletion to be told, and the cursors before are refused, saying why.
     await vi.waitFor(() => { expect(view.read().expiredBefore).toBe(removed) }, { timeout: 10_000, interval: 50 })
     expect(view.read().expiredBecause).toMatch(/found 1 key it held gone with no deletion marker \(n1\.c\.b: messages removed from the stream\)/)
+    // Held requests and event streams at a refused cursor hear it at once, not at the next write.
+    expect(refusedWhenTold).toContain(removed)
   })
 })
 
@@ -195,6 +200,48 @@ test('a key written again while the bucket is read again is met after the read e
     expect(view.read()).toBe(read)
     expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 2 })
     expect(view.read().expiredBefore).toBe(0)
+  } finally {
+    await view.stop()
+  }
+})
+
+test('a read again that is served before its consumer is answered is told to listeners: held requests and event streams look at what it found', async () => {
+  const real = await nc.jetstreamManager()
+  let before: Contents | undefined
+  let armed = false
+  // Once armed, the next look finds the stream ending a revision early, so the view reads it again;
+  // and the read's consumer is answered only once the read is served, as a slow turn of the event
+  // loop does to a small bucket whose messages arrive with the answer: never told stale meanwhile.
+  const jsm = {
+    consumers: {
+      add: async (stream: string, config: Partial<ConsumerConfig>) => {
+        const info = await real.consumers.add(stream, config)
+        if (before !== undefined && config.opt_start_seq === undefined) await vi.waitFor(() => { expect(view.read()).not.toBe(before) })
+        return info
+      }
+    },
+    streams: {
+      info: async (name: string, opts?: Partial<StreamInfoRequestOptions>) => {
+        const info = await real.streams.info(name, opts)
+        if (!armed || opts !== undefined) return info
+        armed = false
+        return { ...info, state: { ...info.state, last_seq: info.state.last_seq - 1 } }
+      }
+    }
+  } as unknown as JetStreamManager
+  const { log, warnings } = recording()
+  const view = new BucketView({ what: 'applied', nc, jsm, log, checkMs: 60_000 })
+  view.start()
+  try {
+    await vi.waitFor(() => { expect(view.status()).toMatchObject({ state: 'live', stale: false, keys: 1 }) })
+    const told: Array<Contents | undefined> = []
+    view.listen((signal) => { if (signal === 'state') told.push(view.read()) })
+    before = view.read()
+    armed = true
+    view.restart()
+    await vi.waitFor(() => { expect(view.read()).not.toBe(before) })
+    expect(reloaded(warnings)).not.toEqual([])
+    await vi.waitFor(() => { expect(told).toContain(view.read()) })
   } finally {
     await view.stop()
   }

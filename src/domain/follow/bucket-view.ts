@@ -123,8 +123,9 @@ interface Unmet {
 const UNMET_ASKED = 16
 
 /**
- * What a listener hears: `change` when a change reaches the generation answers come from, `state`
- * when the view's state, staleness or serving generation moved.
+ * What a listener hears: `change` when a change reaches the contents answers come from, `state`
+ * when the view's state or staleness moved, answers came from other contents (a read again serves
+ * its own, in the same generation too), or cursors it gave were refused.
  */
 export type ViewSignal = 'change' | 'state'
 
@@ -154,8 +155,9 @@ export class BucketView {
   private wake: (() => void) | undefined
   private running: Promise<void> | undefined
   private readonly listeners = new Set<(signal: ViewSignal) => void>()
-  /** The state, staleness and generation last told to listeners. */
+  /** The state and staleness last told to listeners, and the contents answers came from then. */
   private told = ''
+  private toldServing: Contents | undefined
   /** The stream's last revision when a read last stopped short of it on a server that loses deliveries. */
   private shortOf: number | undefined
   /** Keys the serving contents are yet to meet, if a read again found any (`Unmet`). */
@@ -200,11 +202,16 @@ export class BucketView {
     for (const listener of this.listeners) listener(signal)
   }
 
-  /** Tells listeners when the state, staleness or serving generation differs from what they were last told. */
+  /**
+   * Tells listeners when the state, staleness or serving contents differ from what they were last
+   * told. A read again may complete before the feed's start returns, never told stale: the contents
+   * answering are news even then, since what it found came by no `change`.
+   */
   private signalState (): void {
-    const now = `${this.state} ${this.stale} ${this.serving?.generation ?? ''}`
-    if (now === this.told) return
+    const now = `${this.state} ${this.stale}`
+    if (now === this.told && this.serving === this.toldServing) return
     this.told = now
+    this.toldServing = this.serving
     this.signal('state')
   }
 
@@ -377,6 +384,8 @@ export class BucketView {
     if (revision <= contents.expiredBefore) return
     contents.expireBefore(revision, why)
     this.log.warn({ bucket: this.bucket, revision }, 'this instance %s; cursors before revision %d are refused, so that pollers and event streams read it again', why, revision)
+    // Held requests and streams at those cursors learn it now, not at the next change.
+    if (contents === this.serving) this.signal('state')
   }
 
   /** The keys `old` held that `fresh` (to serve next) has not met, with those `old` itself had yet to meet. */
