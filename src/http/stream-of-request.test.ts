@@ -25,7 +25,7 @@ test('a refusal that persists is retried once, then again only after the view si
   } as unknown as Provisioning
   const views: FollowedViews = {
     status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision: 5, keys: 0, outOfShape: 0 }),
-    held: () => ({ revision: 5, generation: '1796126188725546637' }),
+    held: () => ({ revision: 5, expiredBefore: 0 }),
     connected: () => true
   }
   const written: string[] = []
@@ -67,7 +67,7 @@ test('the stream moves its waiter to every cursor it sends, so that a change it 
   } as unknown as Provisioning
   const views: FollowedViews = {
     status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision, keys: 1, outOfShape: 0 }),
-    held: () => ({ revision, generation }),
+    held: () => ({ revision, expiredBefore: 0 }),
     connected: () => true
   }
   const raw = new Writable({ write (_chunk: Buffer, _encoding, done) { done() } })
@@ -86,7 +86,51 @@ test('SharedReads reads the changes once for streams asking the same request aft
   const reads = new SharedReads()
   let read = 0
   const batch = (): SharedBatch => { read++; return { changes: [], ids: [], cursor: CURSOR, more: false, next: CURSOR } }
-  const asks: Array<[string, string, string]> = [['["needs",{}]', '5-1', '9-1'], ['["needs",{}]', '5-1', '9-1'], ['["needs",{}]', '6-1', '9-1'], ['["needs",{}]', '6-1', '10-1'], ['["applied",{}]', '6-1', '10-1']]
+  const asks: Array<[string, string, unknown]> = [['["needs",{}]', '5-1', '9-1'], ['["needs",{}]', '5-1', '9-1'], ['["needs",{}]', '6-1', '9-1'], ['["needs",{}]', '6-1', '10-1'], ['["applied",{}]', '6-1', '10-1']]
   const counts = asks.map(([request, since, state]) => { reads.changes(request, since, state, batch); return read })
   expect(counts).toEqual([1, 1, 2, 3, 4])
+})
+
+test('streams of one request at one cursor share a read only while the contents held are the same: refusing that cursor since, or read again at the same revision, the next stream reads anew', async () => {
+  const generation = '1796126188725546637'
+  let held = { revision: 5, expiredBefore: 0 }
+  let reads = 0
+  const provisioning = {
+    follow: () => ({ moved: () => {}, stop: () => {} }),
+    catchUp: async () => {},
+    snapshot: () => ({ entries: [], outOfShape: [], total: 0, cursor: `5-${generation}`, stale: false }),
+    changes: (request: { since: { revision: number } }) => {
+      reads++
+      if (request.since.revision < held.expiredBefore) throw new ProvisionerError('CURSOR_EXPIRED', `since is from before revision ${held.expiredBefore}`)
+      return { changes: [], cursor: `5-${generation}`, more: false }
+    },
+    count: () => ({ total: 0, stale: false })
+  } as unknown as Provisioning
+  const views: FollowedViews = {
+    status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision: 5, keys: 0, outOfShape: 0 }),
+    held: () => held,
+    connected: () => true
+  }
+  const shared = new SharedReads()
+  /** A stream resumed from revision 4 until it has said `synced` or `reset`; what it wrote. */
+  const resumed = async (): Promise<string> => {
+    const written: string[] = []
+    const raw = new Writable({ write (chunk: Buffer, _encoding, done) { written.push(chunk.toString()); done() } })
+    const sse = new Sse(raw as unknown as ServerResponse, false, 1000, new Frames(), () => {})
+    const running = new StreamOfRequest({ provisioning, views }, shared, sse, { what: 'needs', filter: {} }, `4-${generation}`).run()
+    await turns(10)
+    raw.destroy()
+    await running
+    return written.join('')
+  }
+  expect(await resumed()).toContain('event: synced')
+  expect(await resumed()).toContain('event: synced')
+  expect(reads).toBe(1)
+  // Contents read again at the same revision, refusing nothing: read anew, not shared with those before.
+  held = { revision: 5, expiredBefore: 0 }
+  expect(await resumed()).toContain('event: synced')
+  expect(reads).toBe(2)
+  // The same contents now refuse cursors before 5: the stream at 4 is told so, not given the read of before.
+  held.expiredBefore = 5
+  expect(await resumed()).toContain('event: reset')
 })

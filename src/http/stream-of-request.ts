@@ -14,12 +14,19 @@ import type { BucketRequest } from '../domain/wire/request.js'
 import type { ViewStatus } from '../domain/wire/schemas.js'
 import type { EventType, Sse } from './sse.js'
 
+/** The contents a view answers from, as a stream tells one state of them from another: one object for as long as they serve. */
+export interface HeldContents {
+  readonly revision: number
+  /** Cursors before this revision are refused. */
+  readonly expiredBefore: number
+}
+
 /** What a stream asks of the views beside Provisioning; the gateway fills it from the views. */
 export interface FollowedViews {
   /** The view's status now: its state (`live` once read whole), staleness, revision and bucket. */
   status (what: What): ViewStatus
-  /** The revision and generation the view answers from; throws its refusal (NOT_READY, BUCKET_MISSING) while it has none. */
-  held (what: What): { readonly revision: number, readonly generation: string }
+  /** The contents the view answers from; throws its refusal (NOT_READY, BUCKET_MISSING) while it has none. */
+  held (what: What): HeldContents
   /** Whether the service is connected to NATS now. */
   connected (): boolean
 }
@@ -75,8 +82,8 @@ export interface StreamSource {
   snapshot (after: string | undefined, limit: number): { entries: readonly string[], outOfShape: readonly string[], next?: string | undefined, cursor: string }
   /** Whether two cursors name the same generation of what is read (else a snapshot paged across them is started again). */
   sameGeneration (a: string, b: string): boolean
-  /** Names the state changes are read from: reads in the same state are shared. */
-  readState (): string
+  /** The state changes are read from, equal (===) to another only while it is the same: reads in the same state are shared. */
+  readState (): unknown
   /** The changes after `since`, at most `limit`. */
   changes (since: string, limit: number): SharedBatch
   /** How many entries (rows) the request keeps now, and whether they are stale: what `synced` says. */
@@ -89,10 +96,10 @@ export interface StreamSource {
  */
 export class SharedReads {
   /** The last changes read, by request and cursor, and the state of the view they were read from. */
-  private read: { request: string, since: string, state: string, batch: SharedBatch } | undefined
+  private read: { request: string, since: string, state: unknown, batch: SharedBatch } | undefined
 
-  /** The changes after `since` of `request` (its requestKey) in view state `state`: read by `read` unless read already. */
-  changes (request: string, since: string, state: string, read: () => SharedBatch): SharedBatch {
+  /** The changes after `since` of `request` (its requestKey) in view state `state` (StreamSource.readState): read by `read` unless read already. */
+  changes (request: string, since: string, state: unknown, read: () => SharedBatch): SharedBatch {
     let last = this.read
     if (last?.request !== request || last.since !== since || last.state !== state) this.read = last = { request, since, state, batch: read() }
     return last.batch
@@ -114,11 +121,17 @@ export function viewState (views: FollowedViews, what: What): State {
   return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
 }
 
-/** The cursor of a view's state, the last one made kept: a thousand streams woken by one put each ask it. */
-let lastHeld = { revision: -1, generation: '', cursor: '' }
-function heldState (revision: number, generation: string): string {
-  if (lastHeld.revision !== revision || lastHeld.generation !== generation) lastHeld = { revision, generation, cursor: formatCursor(revision, generation) }
-  return lastHeld.cursor
+/**
+ * The state of each contents held, the last one made kept, so that a thousand streams woken by one
+ * put share it. Another when the contents move or refuse more cursors, and other contents (a read
+ * again, at the same revision too) have their own: a read shared across either would give a stream
+ * what it no longer holds. Weakly, so that no contents outlive their serving.
+ */
+const heldStates = new WeakMap<HeldContents, { revision: number, expiredBefore: number }>()
+function heldState (held: HeldContents): object {
+  let state = heldStates.get(held)
+  if (state?.revision !== held.revision || state.expiredBefore !== held.expiredBefore) heldStates.set(held, state = { revision: held.revision, expiredBefore: held.expiredBefore })
+  return state
 }
 
 /** A bucket's entries narrowed by a request: the change feed of one bucket. */
@@ -163,9 +176,8 @@ class BucketSource implements StreamSource {
     return parseCursor(a).generation === parseCursor(b).generation
   }
 
-  readState (): string {
-    const held = this.deps.views.held(this.bucketRequest.what)
-    return heldState(held.revision, held.generation)
+  readState (): object {
+    return heldState(this.deps.views.held(this.bucketRequest.what))
   }
 
   changes (since: string, limit: number): SharedBatch {
