@@ -69,14 +69,21 @@ function askContinuously (): { tally: Readonly<Tally>, stop: () => Promise<Tally
  * killing another then leaves a stream without a quorum (CI saw 20 s of 503 on writes).
  */
 async function healthy (): Promise<void> {
-  // Made once in beforeAll: making it asks JetStream, which may not answer in time right after a restart.
-  await vi.waitFor(async () => {
-    for (const bucket of Object.values(BUCKETS)) {
-      const { cluster } = await jsm.streams.info(`KV_${bucket}`)
-      expect(cluster?.leader, `${bucket}'s leader`).toBeDefined()
-      expect(cluster?.replicas?.filter((r) => r.current && r.offline !== true), `${bucket}'s current replicas`).toHaveLength(2)
-    }
-  }, { timeout: 60_000, interval: 200 })
+  try {
+    // Made once in beforeAll: making it asks JetStream, which may not answer in time right after a restart.
+    await vi.waitFor(async () => {
+      for (const bucket of Object.values(BUCKETS)) {
+        const { cluster } = await jsm.streams.info(`KV_${bucket}`)
+        expect(cluster?.leader, `${bucket}'s leader`).toBeDefined()
+        expect(cluster?.replicas?.filter((r) => r.current && r.offline !== true), `${bucket}'s current replicas`).toHaveLength(2)
+      }
+    }, { timeout: 60_000, interval: 200 })
+  } catch (err) {
+    // Seen once in the whole suite: a restarted server's replica of the idle registry stream not
+    // current after 60 s. What each server said since its start goes with the failure.
+    const said = servers.map((s, i) => `s${i + 1} (${s.url}), its log's last 40 lines:\n${s.log.trimEnd().split('\n').slice(-40).join('\n')}`)
+    throw new Error([(err as Error).message, ...said].join('\n'))
+  }
 }
 
 async function seen (key: string): Promise<void> {
