@@ -57,8 +57,8 @@ export class RowSource implements StreamSource {
     return generationOf(a) === generationOf(b)
   }
 
-  readState (): string {
-    return this.deps.provisioning.overviews.live.now(this.overviewRequest)
+  readState (): object {
+    return this.deps.provisioning.overviews.live.state(this.overviewRequest)
   }
 
   changes (since: string): SharedBatch {

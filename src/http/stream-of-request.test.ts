@@ -25,7 +25,7 @@ test('a refusal that persists is retried once, then again only after the view si
   } as unknown as Provisioning
   const views: FollowedViews = {
     status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision: 5, keys: 0, outOfShape: 0 }),
-    held: () => ({ revision: 5, expiredBefore: 0 }),
+    held: () => ({ state: {} }),
     connected: () => true
   }
   const written: string[] = []
@@ -67,7 +67,7 @@ test('the stream moves its waiter to every cursor it sends, so that a change it 
   } as unknown as Provisioning
   const views: FollowedViews = {
     status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision, keys: 1, outOfShape: 0 }),
-    held: () => ({ revision, expiredBefore: 0 }),
+    held: () => ({ state: {} }),
     connected: () => true
   }
   const raw = new Writable({ write (_chunk: Buffer, _encoding, done) { done() } })
@@ -91,9 +91,10 @@ test('SharedReads reads the changes once for streams asking the same request aft
   expect(counts).toEqual([1, 1, 2, 3, 4])
 })
 
-test('streams of one request at one cursor share a read only while the contents held are the same: refusing that cursor since, or read again at the same revision, the next stream reads anew', async () => {
+test('streams of one request at one cursor share a read only while the contents held are in the same state: once it moves (a cursor refused, a read again), the next stream reads anew', async () => {
   const generation = '1796126188725546637'
-  let held = { revision: 5, expiredBefore: 0 }
+  // The contents' state, and the cursors they refuse: Contents.state moves with each refusal.
+  const held = { state: {}, expiredBefore: 0 }
   let reads = 0
   const provisioning = {
     follow: () => ({ moved: () => {}, stop: () => {} }),
@@ -127,10 +128,11 @@ test('streams of one request at one cursor share a read only while the contents 
   expect(await resumed()).toContain('event: synced')
   expect(reads).toBe(1)
   // Contents read again at the same revision, refusing nothing: read anew, not shared with those before.
-  held = { revision: 5, expiredBefore: 0 }
+  held.state = {}
   expect(await resumed()).toContain('event: synced')
   expect(reads).toBe(2)
-  // The same contents now refuse cursors before 5: the stream at 4 is told so, not given the read of before.
+  // The contents now refuse cursors before 5: the stream at 4 is told so, not given the read of before.
   held.expiredBefore = 5
+  held.state = {}
   expect(await resumed()).toContain('event: reset')
 })

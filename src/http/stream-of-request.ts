@@ -14,19 +14,12 @@ import type { BucketRequest } from '../domain/wire/request.js'
 import type { ViewStatus } from '../domain/wire/schemas.js'
 import type { EventType, Sse } from './sse.js'
 
-/** The contents a view answers from, as a stream tells one state of them from another: one object for as long as they serve. */
-export interface HeldContents {
-  readonly revision: number
-  /** Cursors before this revision are refused. */
-  readonly expiredBefore: number
-}
-
 /** What a stream asks of the views beside Provisioning; the gateway fills it from the views. */
 export interface FollowedViews {
   /** The view's status now: its state (`live` once read whole), staleness, revision and bucket. */
   status (what: What): ViewStatus
-  /** The contents the view answers from; throws its refusal (NOT_READY, BUCKET_MISSING) while it has none. */
-  held (what: What): HeldContents
+  /** The contents the view answers from (`Contents.state`: what they hold now); throws its refusal (NOT_READY, BUCKET_MISSING) while it has none. */
+  held (what: What): { readonly state: object }
   /** Whether the service is connected to NATS now. */
   connected (): boolean
 }
@@ -121,19 +114,6 @@ export function viewState (views: FollowedViews, what: What): State {
   return { live: false, reason: `bucket ${view.bucket} is being read again (after a reconnect or a re-creation); the stream shows what it last knew until it is caught up` }
 }
 
-/**
- * The state of each contents held, the last one made kept, so that a thousand streams woken by one
- * put share it. Another when the contents move or refuse more cursors, and other contents (a read
- * again, at the same revision too) have their own: a read shared across either would give a stream
- * what it no longer holds. Weakly, so that no contents outlive their serving.
- */
-const heldStates = new WeakMap<HeldContents, { revision: number, expiredBefore: number }>()
-function heldState (held: HeldContents): object {
-  let state = heldStates.get(held)
-  if (state?.revision !== held.revision || state.expiredBefore !== held.expiredBefore) heldStates.set(held, state = { revision: held.revision, expiredBefore: held.expiredBefore })
-  return state
-}
-
 /** A bucket's entries narrowed by a request: the change feed of one bucket. */
 class BucketSource implements StreamSource {
   readonly requestKey: string
@@ -177,7 +157,7 @@ class BucketSource implements StreamSource {
   }
 
   readState (): object {
-    return heldState(this.deps.views.held(this.bucketRequest.what))
+    return this.deps.views.held(this.bucketRequest.what).state
   }
 
   changes (since: string, limit: number): SharedBatch {

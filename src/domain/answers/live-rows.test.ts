@@ -47,7 +47,7 @@ function mesh () {
 
 /** A stream of `request`'s rows as the follower holds one: its cursor, moved by what it reads, and whether it was woken. */
 function stream (m: ReturnType<typeof mesh>, request: OverviewRequest) {
-  const cursor = m.live.now(request)
+  const cursor = m.live.snapshot(request, undefined, 1).cursor
   const s = { q: request, cursor, woken: 0, move: (to: string) => { s.cursor = to; following.moved(to) }, stop: () => { following.stop() } }
   const following = m.live.follow(request, cursor, () => { s.woken++ })
   return s
@@ -67,7 +67,7 @@ describe('a stream of live rows is woken', () => {
     expect(s.woken).toBe(1)
     // A change the stream read before the waiters looked (it stepped for another reason) wakes nothing.
     m.write('needs', 'ace.gitea.port.x')
-    s.move(m.live.now(s.q))
+    s.move(m.live.snapshot(s.q, undefined, 1).cursor)
     await m.signal('needs')
     expect(s.woken).toBe(1)
     m.write('registry', 'secret')
@@ -128,4 +128,18 @@ describe('a stream of live rows is woken', () => {
       for (const s of streams) s.stop()
     }), { numRuns: 60 })
   })
+})
+
+test('the rows\' state stays while the contents they read hold what they held, and moves when any of them moves, the registry\'s too', () => {
+  const m = mesh()
+  const q: OverviewRequest = { what: 'modules', filter: {} }
+  const first = m.live.state(q)
+  expect(m.live.state({ what: 'modules', filter: { node: ['ace'] } })).toBe(first)
+  m.write('collect', 'ace.shell:zsh:normal.gitea')
+  expect(m.live.state(q)).toBe(first)
+  for (const what of ['needs', 'applied', 'registry'] as const) {
+    const before = m.live.state(q)
+    m.write(what, what === 'needs' ? 'ace.gitea.secret.x' : what === 'applied' ? 'ace.gitea' : 'secret')
+    expect(m.live.state(q)).not.toBe(before)
+  }
 })

@@ -53,6 +53,9 @@ function expired (why: string): ProvisionerError {
 interface Keyed { key: string, json: string }
 
 export class LiveRows {
+  /** What `state` named last: the states of the contents read, and the object naming them together. */
+  private lastState: { parts: ReadonlyArray<object | undefined>, state: object } | undefined
+
   constructor (private readonly views: AnsweredViews, private readonly rows: Rows, private readonly waitersOf: (what: What) => Waiters) {}
 
   /** The cursor of `mesh` for `request`: each bucket's revision, and a digest of their generations. */
@@ -104,9 +107,19 @@ export class LiveRows {
     return { total: [...this.all(mesh, request)].length, stale: mesh.stale }
   }
 
-  /** The cursor of now, for `request`: the stream's sharing of reads names the state by it. */
-  now (request: OverviewRequest): string {
-    return this.cursorOf(this.mesh(request), request)
+  /**
+   * An object equal (===) only to itself while the contents `request`'s rows are read from hold what
+   * they hold now (each one's `Contents.state`), so that what is read from them is shared while it
+   * holds: a read again, or a refusal of more cursors, at the same revisions makes another. The last
+   * one made is kept: the streams a write wakes ask it in turn.
+   */
+  state (request: OverviewRequest): object {
+    const mesh = this.mesh(request)
+    const parts = readBuckets(request).map((b) => (mesh[b] as Contents | undefined)?.state)
+    const last = this.lastState
+    if (last !== undefined && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) return last.state
+    this.lastState = { parts, state: {} }
+    return this.lastState.state
   }
 
   /**

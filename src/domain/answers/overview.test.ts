@@ -62,7 +62,7 @@ describe('answers kept across changes', () => {
       const views = { byWhat: Object.fromEntries(Object.entries(contents).map(([what, c]) => [what, { read: () => c, stale: false }])) } as unknown as AnsweredViews
       const kept = createOverviews(views)
       // A client of each live request: the rows it holds, and the cursor it holds them at.
-      const live = requests.map((q) => ({ q, held: new Map(rowsOf(kept.ask(q).json).map((r) => [rowKey(r), r])), cursor: kept.live.now(q) }))
+      const live = requests.map((q) => ({ q, held: new Map(rowsOf(kept.ask(q).json).map((r) => [rowKey(r), r])), cursor: kept.live.snapshot(q, undefined, 1).cursor }))
       let revision = 0
       for (const batch of batches) {
         // Each bucket numbers its own revisions, as a stream does.

@@ -286,3 +286,27 @@ describe('changesSince', () => {
     }))
   })
 })
+
+test('state names what the contents hold: the same object until a change is applied or more cursors are refused, and other contents have their own', () => {
+  const c = new Contents('needs', 'g1')
+  const put = feeder(c)
+  put('ace.gitea.secret.a')
+  const first = c.state
+  expect(c.state).toBe(first)
+  // A revision already seen changes nothing.
+  c.apply({ key: 'ace.gitea.secret.a', value: new TextEncoder().encode('{}'), revision: 1, created, operation: 'PUT' })
+  expect(c.state).toBe(first)
+  put('ace.gitea.secret.b')
+  const second = c.state
+  expect(second).not.toBe(first)
+  c.expireBefore(2, 'was read again')
+  const third = c.state
+  expect(third).not.toBe(second)
+  // No more cursors refused: the same state.
+  c.expireBefore(1, 'was read again')
+  expect(c.state).toBe(third)
+  // Contents read again to the same revision are other contents.
+  const again = new Contents('needs', 'g1')
+  feeder(again)('ace.gitea.secret.a')
+  expect(again.state).not.toBe(first)
+})

@@ -150,6 +150,8 @@ export class Contents {
   private expired = 0
   /** Why cursors before `expired` are refused, as the refusal says it (what this instance found). */
   private expiredWhy = ''
+  /** The object naming what these contents hold now (`state`), made when asked; dropped at each change or refusal. */
+  private stateNow: object | undefined
   /**
    * The last revision that put or deleted an out-of-shape key, per field position: by the key's
    * token there, and (`none`) of keys with no token there, which every filter on that field keeps.
@@ -294,6 +296,16 @@ export class Contents {
     return this.expired
   }
 
+  /**
+   * An object equal (===) only to itself while these contents hold what they hold now: another
+   * after each change applied and each refusal of more cursors, and other contents (a read again,
+   * at the same revision too) have their own. What is read from them can be shared while it holds.
+   */
+  get state (): object {
+    this.stateNow ??= {}
+    return this.stateNow
+  }
+
   /** What the refusal of a cursor before `expiredBefore` says this instance found (see `expireBefore`). */
   get expiredBecause (): string {
     return this.expiredWhy
@@ -308,6 +320,7 @@ export class Contents {
     if (revision <= this.expired) return
     this.expired = revision
     this.expiredWhy = why
+    this.stateNow = undefined
   }
 
   /** The out-of-shape keys held, in key order (once indexed). */
@@ -386,6 +399,7 @@ export class Contents {
     const revision = e.revision
     if (revision <= this.latest) return
     this.latest = revision
+    this.stateNow = undefined
     const key = e.key
     const put = e.operation === 'PUT'
     const n = this.change(key, revision, put, e)
