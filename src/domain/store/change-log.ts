@@ -2,26 +2,23 @@
 // changes after R, not the size of the bucket. Records a later change to the same key supersedes
 // are skipped when read and dropped when the log is compacted.
 
-import { inPage, PAGE, PagedColumn } from './paged-column.js'
+import { inPage, PAGE, PagedColumn, WholeColumn } from './paged-column.js'
 import { partitionPoint } from './partition.js'
 
 /** The revision of a key's latest change (put or deletion), or undefined when the key is unknown. */
 export type CurrentRevision = (key: number) => number | undefined
 
 /**
- * Records in paged columns, 8 bytes a record (a key's number, its revision), not JS arrays of
- * 8-byte values grown by copies: at 300k keys the log holds a record a key. A page holds its
- * revisions in 32 bits until one needs more (a stream past 4 billion messages), then in 64.
+ * Records in paged columns, 8 bytes a record (a key's number, its revision in 32 bits until it
+ * needs more), not JS arrays of 8-byte values grown by copies: at 300k keys the log holds a record
+ * a key.
  */
-const MAX_UINT32 = 0xffff_ffff
-
 const keyColumn = (): PagedColumn<Int32Array> => new PagedColumn(() => new Int32Array(PAGE))
-const revisionColumn = (): PagedColumn<Uint32Array | Float64Array> => new PagedColumn<Uint32Array | Float64Array>(() => new Uint32Array(PAGE))
 
 /** Keys are named by number (the contents number every key they have seen). */
 export class ChangeLog {
   private keys = keyColumn()
-  private revisions = revisionColumn()
+  private revisions = new WholeColumn()
   private length = 0
 
   /** `slack`: records past twice the live ones that the log may hold before it is compacted. */
@@ -37,9 +34,7 @@ export class ChangeLog {
     this.keys.grow(i)
     this.revisions.grow(i)
     this.keys.pageOf(i)[inPage(i)] = key
-    let page = this.revisions.pageOf(i)
-    if (revision > MAX_UINT32 && page instanceof Uint32Array) this.revisions.replace(i, page = Float64Array.from(page))
-    page[inPage(i)] = revision
+    this.revisions.set(i, revision)
   }
 
   private keyAt (i: number): number {
@@ -47,7 +42,7 @@ export class ChangeLog {
   }
 
   private revisionAt (i: number): number {
-    return this.revisions.pageOf(i)[inPage(i)] as number
+    return this.revisions.at(i)
   }
 
   /** How many records follow `revision`: what reading the changes after it walks. */
@@ -76,11 +71,11 @@ export class ChangeLog {
     const revisions = this.revisions
     const length = this.length
     this.keys = keyColumn()
-    this.revisions = revisionColumn()
+    this.revisions = new WholeColumn()
     this.length = 0
     for (let i = 0; i < length; i++) {
       const key = keys.pageOf(i)[inPage(i)] as number
-      const rev = revisions.pageOf(i)[inPage(i)] as number
+      const rev = revisions.at(i)
       if (current(key) === rev) this.record(key, rev)
     }
   }

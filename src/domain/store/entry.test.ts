@@ -110,3 +110,18 @@ test('an entry written as bytes is its JSON: the value as it arrived less the wh
     expect(w.view(1).equals(Buffer.from(expected))).toBe(true)
   }))
 })
+
+test('an entry gives back the revision, ms and ns within the ms it was written with, in 32-bit pages or not', () => {
+  fc.assert(fc.property(
+    fc.integer({ min: 1, max: 2 ** 53 - 1 }),
+    // From before 1970 to past 2106, where whole seconds no longer fit in 32 bits.
+    fc.integer({ min: -(2 ** 40), max: 2 ** 43 }),
+    fc.integer({ min: 0, max: 999_999 }),
+    (revision, ms, nanos) => {
+      const entries = new Entries('needs')
+      const slot = entries.add('n1.m1.secret.a', undefined, revision, utf8.encode('1'), ms, nanos)
+      entries.add('n1.m1.secret.b', undefined, 7, utf8.encode('2'), updated, 5)
+      expect([entries.revisionAt(slot), entries.updatedAt(slot), entries.nanosAt(slot)]).toEqual([revision, ms, nanos])
+      expect([entries.revisionAt(slot + 1), entries.updatedAt(slot + 1), entries.nanosAt(slot + 1)]).toEqual([7, updated, 5])
+    }))
+})

@@ -8,7 +8,7 @@ import { isUtf8 } from 'node:buffer'
 import { fieldsOf, FIELDS, isDecoded, type What } from '../wire/key-shapes.js'
 import { perBucket } from '../wire/buckets.js'
 import { KeyTable } from './key-table.js'
-import { inPage, PAGE, PagedColumn } from './paged-column.js'
+import { inPage, PAGE, PagedColumn, WholeColumn } from './paged-column.js'
 import { ByteWriter, copyBytes } from './byte-writer.js'
 
 /** What answering a value found out about it, so that the check is made once a value. */
@@ -152,9 +152,12 @@ export class Entries {
   /** Every key put in the generation, by slot. */
   readonly keys = new KeyTable()
   private live = 0
-  /** Per slot: revision and write time (ms), two numbers a slot. */
-  private readonly times = new PagedColumn(() => new Float64Array(2 * PAGE))
-  /** Per slot: the ns within its write time's ms, which the modules' states compare (4 bytes a slot). */
+  private readonly revisions = new WholeColumn()
+  /**
+   * Per slot: its write time as whole seconds and the ns within the second, which the modules'
+   * states compare: 8 bytes a slot, where ms as a double and the ns within the ms took 12.
+   */
+  private readonly seconds = new WholeColumn()
   private readonly nanos = new PagedColumn(() => new Uint32Array(PAGE))
   /** Per slot: where its value is (slab × SLAB + start: a slab of its own starts at 0) and its length, two numbers a slot. */
   private readonly places = new PagedColumn(() => new Uint32Array(2 * PAGE))
@@ -230,11 +233,10 @@ export class Entries {
   }
 
   private write (slot: number, revision: number, value: Uint8Array, updated: number, nanos: number): void {
-    const times = this.times.pageOf(slot)
-    const at = inPage(slot)
-    times[2 * at] = revision
-    times[2 * at + 1] = updated
-    this.nanos.pageOf(slot)[at] = nanos
+    this.revisions.set(slot, revision)
+    const seconds = Math.floor(updated / 1000)
+    this.seconds.set(slot, seconds)
+    this.nanos.pageOf(slot)[inPage(slot)] = (updated - 1000 * seconds) * 1e6 + nanos
     this.place(slot, value)
     this.liveBytes += value.length
     if (this.heldBytes > 2 * this.liveBytes + 2 * SLAB) this.compact()
@@ -292,16 +294,16 @@ export class Entries {
   }
 
   revisionAt (slot: number): number {
-    return this.times.pageOf(slot)[2 * inPage(slot)] as number
+    return this.revisions.at(slot)
   }
 
   updatedAt (slot: number): number {
-    return this.times.pageOf(slot)[2 * inPage(slot) + 1] as number
+    return 1000 * this.seconds.at(slot) + Math.floor((this.nanos.pageOf(slot)[inPage(slot)] as number) / 1e6)
   }
 
   /** The ns within the ms of `updatedAt`. */
   nanosAt (slot: number): number {
-    return this.nanos.pageOf(slot)[inPage(slot)] as number
+    return (this.nanos.pageOf(slot)[inPage(slot)] as number) % 1e6
   }
 
   private lengthAt (slot: number): number {
@@ -397,7 +399,8 @@ export class Entries {
 
   /** Room for a new slot at the end: a new page of the columns when the last one is full. */
   private grow (slot: number): void {
-    this.times.grow(slot)
+    this.revisions.grow(slot)
+    this.seconds.grow(slot)
     this.nanos.grow(slot)
     this.places.grow(slot)
     this.known.grow(slot)
