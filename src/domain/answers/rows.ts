@@ -8,7 +8,7 @@ import { BUCKETS } from '../wire/key-shapes.js'
 import { ProvisionerError } from '../wire/errors.js'
 import { MODULE_STATES, type ModuleState } from '../wire/schemas.js'
 import type { Contents } from '../store/contents.js'
-import { compareInstants, NeedsGroup, type Group, type Instant, type NodeTally } from '../store/tally.js'
+import { compareInstants, NeedsGroup, type Group, type Instant, type ModuleOfNode, type NodeTally } from '../store/tally.js'
 import type { Line, Row } from './pages.js'
 import { defined } from '../defined.js'
 
@@ -378,8 +378,8 @@ export class Rows {
   }
 }
 
-/** A registry change of `kind`: the modules (`<node>.<module>`) with needs of it, whose `unanswered` it may move. */
-export function modulesOfKind (mesh: Mesh, kind: string): Iterable<string> {
+/** A registry change of `kind`: the modules with needs of it, whose `unanswered` it may move. */
+export function modulesOfKind (mesh: Mesh, kind: string): Iterable<ModuleOfNode> {
   return mesh.needs.tally?.modulesOfKind(kind) ?? []
 }
 
@@ -393,10 +393,7 @@ export const namesModule = (what: string): boolean => what === 'needs' || what =
 export function * touched (mesh: Mesh, c: Contents, revision: number): Generator<{ node: string, module: string | undefined }> {
   for (const [key] of c.changesSince(revision)) {
     if (c.what === 'registry') {
-      for (const nm of modulesOfKind(mesh, key)) {
-        const dot = nm.indexOf('.')
-        yield { node: nm.slice(0, dot), module: nm.slice(dot + 1) }
-      }
+      for (const { node, module } of modulesOfKind(mesh, key)) yield { node, module }
       continue
     }
     const dot = key.indexOf('.')

@@ -52,7 +52,7 @@ function kindsTallied (c: Contents): { kinds: Map<string, Map<string, number>>, 
     }
   }
   for (const counted of kinds.values()) {
-    for (const kind of counted.keys()) modulesOf.set(kind, new Set(c.tally?.modulesOfKind(kind)))
+    for (const kind of counted.keys()) modulesOf.set(kind, new Set([...c.tally?.modulesOfKind(kind) ?? []].map((g) => `${g.node}.${g.module}`)))
   }
   return { kinds, modulesOf }
 }

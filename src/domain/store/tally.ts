@@ -70,10 +70,11 @@ export type WaitingAfter = (tokens: readonly string[], at: Instant | undefined) 
  * is read from the module's own entries when its row is made: an instant kept per need was 16 to
  * 24 bytes an entry of the process (bench/RESULTS.md, bytes per entry), a row's read is ~50 of them.
  */
-export class NeedsGroup extends Group {
+export class NeedsGroup extends Group implements ModuleOfNode {
+  /** Its needs per kind, each kind's name the tally's one string of it (`Tally.kindNamed`). */
   readonly kinds = new Map<string, number>()
 
-  constructor (private readonly node: string, private readonly module: string, private readonly waitingAfter: WaitingAfter) {
+  constructor (readonly node: string, readonly module: string, private readonly waitingAfter: WaitingAfter) {
     super()
   }
 
@@ -81,6 +82,12 @@ export class NeedsGroup extends Group {
   after (at: Instant | undefined): { waiting: number, since: Instant | undefined } {
     return this.waitingAfter([this.node, this.module], at)
   }
+}
+
+/** A module of a node. */
+export interface ModuleOfNode {
+  readonly node: string
+  readonly module: string
 }
 
 /** What the bucket holds under one node. */
@@ -124,8 +131,12 @@ export type TallyRead = Pick<Tally, 'nodes' | 'node' | 'module' | 'membership' |
 export class Tally {
   private readonly byNode = new Map<string, NodeTally>()
   private nodesMoved = 0
-  /** Needs only: per kind, the modules (`<node>.<module>`) with needs of it. */
-  private readonly byKind = new Map<string, Set<string>>()
+  /**
+   * Needs only: per kind, its name and the modules with needs of it. The modules are their groups
+   * and the name one string a kind, not a `<node>.<module>` string a module and a kind and a kind's
+   * name a module: those were ~9 bytes an entry at 300k keys (bench/RESULTS.md).
+   */
+  private readonly byKind = new Map<string, { kind: string, modules: Set<NeedsGroup> }>()
   /** The run of keys `addInOrder` reads: one node's, or one node's module's. */
   private readonly run: OrderRun = { node: '', module: '', counted: new Group(), kinds: [] }
 
@@ -135,32 +146,36 @@ export class Tally {
    */
   constructor (private readonly byModule: boolean, private readonly recount: Recount, private readonly waitingAfter?: WaitingAfter) {}
 
-  /** The modules (`<node>.<module>`) with needs of `kind`: those a registry write of the kind may change. */
-  modulesOfKind (kind: string): ReadonlySet<string> | undefined {
-    return this.byKind.get(kind)
+  /** The modules with needs of `kind`: those a registry write of the kind may change. */
+  modulesOfKind (kind: string): ReadonlySet<ModuleOfNode> | undefined {
+    return this.byKind.get(kind)?.modules
   }
 
-  /** Counts a need of `key`'s kind in (+1) or out (-1) of its module `g` (node.module its name): the index moves only when the module's first or last need of the kind does. */
-  private countKind (key: string, g: Group, change: 1 | -1, node: string, module: string): void {
+  /** Counts a need of `key`'s kind in (+1) or out (-1) of its module `g`: the index moves only when the module's first or last need of the kind does. */
+  private countKind (key: string, g: Group, change: 1 | -1): void {
     if (!(g instanceof NeedsGroup)) return
     const kind = kindOf(key)
-    const n = (g.kinds.get(kind) ?? 0) + change
-    if (n > 0) g.kinds.set(kind, n)
-    else g.kinds.delete(kind)
-    if (n === 1 && change > 0) {
-      this.joinKind(kind, node, module)
-    } else if (n === 0) {
-      const set = this.byKind.get(kind)
-      set?.delete(`${node}.${module}`)
-      if (set?.size === 0) this.byKind.delete(kind)
+    const was = g.kinds.get(kind) ?? 0
+    if (was === 0) {
+      if (change > 0) this.joinKind(kind, g)
+      return
     }
+    if (was + change > 0) {
+      g.kinds.set(kind, was + change)
+      return
+    }
+    g.kinds.delete(kind)
+    const of = this.byKind.get(kind)
+    of?.modules.delete(g)
+    if (of?.modules.size === 0) this.byKind.delete(kind)
   }
 
-  /** Lists `node.module` among the modules with needs of `kind`. */
-  private joinKind (kind: string, node: string, module: string): void {
-    let set = this.byKind.get(kind)
-    if (set === undefined) this.byKind.set(kind, (set = new Set()))
-    set.add(`${node}.${module}`)
+  /** Counts `count` needs of `kind` into `g`, which had none of it, and lists `g` among the modules with needs of it. */
+  private joinKind (kind: string, g: NeedsGroup, count = 1): void {
+    let of = this.byKind.get(kind)
+    if (of === undefined) this.byKind.set(kind, (of = { kind, modules: new Set() }))
+    g.kinds.set(of.kind, count)
+    of.modules.add(g)
   }
 
   /** The group of `module` on `node` in its node's `modules`, made when it has none. */
@@ -204,7 +219,7 @@ export class Tally {
     if (t.modules === undefined) return
     const g = this.moduleOf(t.modules, node, module)
     g.add(ms, nanos, revision)
-    this.countKind(key, g, 1, node, module)
+    this.countKind(key, g, 1)
   }
 
   /**
@@ -245,8 +260,8 @@ export class Tally {
         for (let i = 0; i < kinds.length; i += 2) {
           const kind = kinds[i] as string
           const was = g.kinds.get(kind) ?? 0
-          g.kinds.set(kind, was + (kinds[i + 1] as number))
-          if (was === 0) this.joinKind(kind, node, module)
+          if (was === 0) this.joinKind(kind, g, kinds[i + 1] as number)
+          else g.kinds.set(kind, was + (kinds[i + 1] as number))
         }
       }
     }
@@ -271,7 +286,7 @@ export class Tally {
     const g = t.modules?.get(module)
     if (g !== undefined) {
       g.remove(old)
-      this.countKind(key, g, -1, node, module)
+      this.countKind(key, g, -1)
       if (g.count === 0) t.modules?.delete(module)
     }
     this.forget(node, t)
