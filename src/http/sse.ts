@@ -2,7 +2,6 @@
 // their `id:`, comments and the heartbeat, waiting for `drain`, cutting a reader that stalls, closing.
 
 import type { ServerResponse } from 'node:http'
-import type { Writable } from 'node:stream'
 
 /** The event types a stream sends, in the order the OpenAPI document describes them. */
 export type EventType = 'put' | 'outOfShape' | 'synced' | 'delete' | 'stale' | 'live' | 'reset'
@@ -17,63 +16,51 @@ const END_GRACE_MS = 1000
  * of one filter, each sending it in the same words, so it is framed once.
  */
 export class Frames {
-  private framed: { type: EventType, data: string, id: string | undefined, bytes: Buffer } | undefined
+  private framed: { type: EventType, data: string, id: string | undefined, text: string } | undefined
 
-  /** One event as its lines, in UTF-8; the data's line breaks become `data:` lines, which the reader joins with \n. */
-  frame (type: EventType, data: string, id: string | undefined): Buffer {
-    if (this.framed?.data === data && this.framed.type === type && this.framed.id === id) return this.framed.bytes
+  /** One event as its lines; the data's line breaks become `data:` lines, which the reader joins with \n. */
+  frame (type: EventType, data: string, id: string | undefined): string {
+    if (this.framed?.data === data && this.framed.type === type && this.framed.id === id) return this.framed.text
     let text = id === undefined ? '' : `id: ${id}\n`
     text += `event: ${type}\n`
     for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`
-    this.framed = { type, data, id, bytes: Buffer.from(`${text}\n`) }
-    return this.framed.bytes
+    this.framed = { type, data, id, text: `${text}\n` }
+    return this.framed.text
   }
 }
-
-/** What a stream writes its events to, and reads its back-pressure from. */
-type Out = Pick<Writable, 'write' | 'writableNeedDrain' | 'writableLength' | 'destroyed' | 'once'>
 
 /** One open response: frames events and says whether its reader keeps up. */
 export class Sse {
   private ended = false
   /** Resolves when the response closes, whoever closed it. */
   readonly closed: Promise<void>
-  /**
-   * Over HTTP/1.1 the connection itself, whose body is the events unframed (streams.ts): a write
-   * through the response corked the socket and buffered the event for a tick, and a put reaches a
-   * thousand streams. Over HTTP/2 the response, whose stream shares the connection.
-   */
-  private readonly out: Out
 
   /** `ownsConnection`: HTTP/1.1, where the stream is its connection's, which closes with it (an HTTP/2 stream shares its connection). */
   constructor (private readonly raw: ServerResponse, private readonly ownsConnection: boolean, private readonly stallMs: number, private readonly frames: Frames, private readonly counted: (type: string) => void) {
     this.closed = new Promise((resolve) => raw.once('close', resolve))
     // A write to a reader that went away fails here; its 'close' ends the stream.
     raw.on('error', () => {})
-    this.out = (ownsConnection ? raw.socket : null) ?? raw
-    // The headers go first, through the response; the events follow them on the connection.
-    if (this.out !== raw) raw.flushHeaders()
   }
 
   get open (): boolean {
-    return !this.ended && !this.raw.destroyed && !this.raw.writableEnded && !this.out.destroyed
+    return !this.ended && !this.raw.destroyed && !this.raw.writableEnded
   }
 
   /** Writes one event; the data's line breaks become `data:` lines, which the reader joins with \n. */
   send (type: EventType, data: string, id?: string): void {
     if (!this.open) return
-    this.out.write(this.frames.frame(type, data, id))
+    this.raw.write(this.frames.frame(type, data, id))
     this.counted(type)
   }
 
   /** The `retry:` line a stream starts with: how long a browser waits before it reconnects. */
   retry (): void {
-    if (this.open) this.out.write(`retry: ${RETRY_MS}\n\n`)
+    if (this.open) this.raw.write(`retry: ${RETRY_MS}\n\n`)
   }
 
   /** A comment line, only when nothing is waiting to be sent: a stream with data in flight is alive. */
   heartbeat (): void {
-    if (this.open && this.out.writableLength === 0) this.out.write(':\n\n')
+    if (this.open && this.raw.writableLength === 0) this.raw.write(':\n\n')
   }
 
   /**
@@ -83,13 +70,13 @@ export class Sse {
    * high-water mark.
    */
   taken (): boolean | Promise<boolean> {
-    return this.out.writableNeedDrain ? this.drained() : this.open
+    return this.raw.writableNeedDrain ? this.drained() : this.open
   }
 
   private async drained (): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined
     const drained = await Promise.race([
-      new Promise<boolean>((resolve) => this.out.once('drain', () => resolve(true))),
+      new Promise<boolean>((resolve) => this.raw.once('drain', () => resolve(true))),
       this.closed.then(() => false),
       new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), this.stallMs) })
     ])
@@ -106,7 +93,7 @@ export class Sse {
   end (): void {
     if (this.ended) return
     this.ended = true
-    if (this.out.writableLength > 0) {
+    if (this.raw.writableLength > 0) {
       this.raw.destroy()
       return
     }
