@@ -71,7 +71,7 @@ export type WaitingAfter = (tokens: readonly string[], at: Instant | undefined) 
  * 24 bytes an entry of the process (bench/RESULTS.md, bytes per entry), a row's read is ~50 of them.
  */
 export class NeedsGroup extends Group implements ModuleOfNode {
-  /** Its needs per kind, each kind's name the tally's one string of it (`Tally.kindNamed`). */
+  /** Its needs per kind, each kind's name the tally's one string of it (`Tally.joinKind`). */
   readonly kinds = new Map<string, number>()
 
   constructor (readonly node: string, readonly module: string, private readonly waitingAfter: WaitingAfter) {
