@@ -136,3 +136,30 @@ test('streams of one request at one cursor share a read only while the contents 
   held.state = {}
   expect(await resumed()).toContain('event: reset')
 })
+
+test('a reader behind in the middle of the changes gets every one of them, in order, and then synced, once its socket drains', async () => {
+  const generation = '1796126188725546637'
+  const changes = Array.from({ length: 6 }, (_, i) => ({ type: 'put', json: `{"key":"ace.m.secret.k${i}"}`, revision: 6 + i }))
+  const provisioning = {
+    follow: () => ({ moved: () => {}, stop: () => {} }),
+    catchUp: async () => {},
+    snapshot: () => ({ entries: [], outOfShape: [], total: 0, cursor: `5-${generation}`, stale: false }),
+    changes: () => ({ changes, cursor: `11-${generation}`, more: false }),
+    count: () => ({ total: 6, stale: false })
+  } as unknown as Provisioning
+  const views: FollowedViews = {
+    status: () => ({ bucket: 'mesh-provisioner_needs', state: 'live', stale: false, revision: 11, keys: 6, outOfShape: 0 }),
+    held: () => ({ state: {} }),
+    connected: () => true
+  }
+  // A socket that holds one write at a time and takes it a moment later: every event waits for a drain.
+  const written: string[] = []
+  const raw = new Writable({ highWaterMark: 1, write (chunk: Buffer, _encoding, done) { written.push(chunk.toString()); setTimeout(done, 2) } })
+  const sse = new Sse(raw as unknown as ServerResponse, false, 1000, new Frames(), () => {})
+  const running = new StreamOfRequest({ provisioning, views }, new SharedReads(), sse, { what: 'needs', filter: {} }, `5-${generation}`).run()
+  await expect.poll(() => written.some((w) => w.includes('event: synced')), { timeout: 5000 }).toBe(true)
+  const events = written.join('').split('\n\n').filter((e) => e.includes('event: put') || e.includes('event: synced'))
+  expect(events.map((e) => /id: (\S+)/.exec(e)?.[1])).toEqual([...changes.map((c) => `${c.revision}-${generation}`), `11-${generation}`])
+  raw.destroy()
+  await running
+})

@@ -210,7 +210,8 @@ export class StreamFollower {
       if (this.position !== undefined) await this.source.catchUp(this.position)
       while (this.sse.open) {
         this.dirty = false
-        await this.step()
+        const stepping = this.step()
+        if (stepping !== undefined) await stepping
         if (!this.dirty && this.sse.open) {
           // Woken, the loop goes on in an immediate: it lets a burst of changes land before they
           // are read, so that it costs one read; and each stream's step is a callback of its own,
@@ -239,8 +240,13 @@ export class StreamFollower {
     waiting?.()
   }
 
-  /** One look: says a change of state, then sends a snapshot or the changes after the last one sent. */
-  private async step (): Promise<void> {
+  /**
+   * One look: says a change of state, then sends a snapshot or the changes after the last one sent.
+   * A promise only while it waits (a snapshot, a reader behind): a put's changes reach a thousand
+   * streams, and an async step and read a stream were a third of the garbage of each one's event
+   * (bench/RESULTS.md).
+   */
+  private step (): Promise<void> | undefined {
     const { source } = this
     const state = source.state()
     if (state.live !== this.announced) {
@@ -248,22 +254,30 @@ export class StreamFollower {
       if (!state.live) this.sse.send('stale', JSON.stringify({ reason: state.reason }))
       this.announced = state.live
     }
-    if (!source.readable()) return
+    if (!source.readable()) return undefined
     try {
-      if (this.position === undefined) await this.snapshot()
-      else await this.changes(this.position)
+      const waiting = this.position === undefined ? this.snapshot() : this.changes(this.position)
+      return waiting?.catch((err: unknown) => { this.refusedBy(err) })
     } catch (err) {
-      if (!(err instanceof ProvisionerError) || !['CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING'].includes(err.code)) throw err
-      // The cursor cannot be served (another generation, or one this instance does not reach), or
-      // the bucket went while a snapshot was paged: start again from a snapshot once it can be read,
-      // at once the first time; a second refusal with no signal between waits for the next one.
-      this.resetReason = err.code === 'BUCKET_MISSING' ? source.goneReason : err.message
-      this.moveTo(undefined)
-      this.syncing = false
-      const retry = err.code === 'CURSOR_EXPIRED' || source.readable()
-      if (retry && !this.refused) this.dirty = true
-      this.refused = true
+      this.refusedBy(err)
+      return undefined
     }
+  }
+
+  /**
+   * A read the source refused: the cursor cannot be served (another generation, or one this
+   * instance does not reach), or the bucket went while a snapshot was paged. The stream starts
+   * again from a snapshot once it can be read, at once the first time; a second refusal with no
+   * signal between waits for the next one. Anything else is thrown on.
+   */
+  private refusedBy (err: unknown): void {
+    if (!(err instanceof ProvisionerError) || !['CURSOR_EXPIRED', 'NOT_READY', 'BUCKET_MISSING'].includes(err.code)) throw err
+    this.resetReason = err.code === 'BUCKET_MISSING' ? this.source.goneReason : err.message
+    this.moveTo(undefined)
+    this.syncing = false
+    const retry = err.code === 'CURSOR_EXPIRED' || this.source.readable()
+    if (retry && !this.refused) this.dirty = true
+    this.refused = true
   }
 
   /**
@@ -302,28 +316,38 @@ export class StreamFollower {
     this.dirty = true
   }
 
-  /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. */
-  private async changes (since: string): Promise<void> {
+  /** The changes after `since`, a page at a time, each with its cursor as id; `synced` once caught up. A promise only while the reader is behind. */
+  private changes (since: string): Promise<void> | undefined {
     const { source } = this
     const batch = this.reads.changes(source.requestKey, since, source.readState(), () => source.changes(since, PAGE))
     this.refused = false
     // Read in the same turn as the changes, so that `total` is of the state `cursor` names.
     const synced = !batch.more && this.syncing ? source.count() : undefined
-    for (let i = 0; i < batch.changes.length; i++) {
+    return this.send(batch, 0, synced)
+  }
+
+  /** Sends the changes of `batch` from `from` on, then `synced` when it is due; waits only where the socket asks it to. */
+  private send (batch: SharedBatch, from: number, synced: { total: number, stale: boolean } | undefined): Promise<void> | undefined {
+    for (let i = from; i < batch.changes.length; i++) {
       const c = batch.changes[i] as StreamChange
       this.sse.send(c.type, c.json, batch.ids[i])
       this.moveTo(batch.ids[i])
       // No turn of the loop while the socket takes what is written: a put reaches a thousand streams.
       const taken = this.sse.taken()
-      if (taken !== true && !(await taken)) return
+      if (taken === false) return undefined
+      if (taken !== true) return this.sendWhenTaken(taken, batch, i + 1, synced)
     }
     this.moveTo(batch.next)
-    if (synced !== undefined) {
-      this.syncing = false
-      this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)
-      await this.sse.taken()
-    }
     if (batch.more) this.dirty = true
+    if (synced === undefined) return undefined
+    this.syncing = false
+    this.sse.send('synced', JSON.stringify({ cursor: batch.cursor, total: synced.total, stale: synced.stale }), batch.cursor)
+    const taken = this.sse.taken()
+    return typeof taken === 'boolean' ? undefined : taken.then(() => {})
+  }
+
+  private async sendWhenTaken (taken: Promise<boolean>, batch: SharedBatch, from: number, synced: { total: number, stale: boolean } | undefined): Promise<void> {
+    if (await taken) await this.send(batch, from, synced)
   }
 }
 
