@@ -176,6 +176,9 @@ class BucketSource implements StreamSource {
   }
 }
 
+/** What `synced` says: the source's count when the stream caught up. */
+type Counted = ReturnType<StreamSource['count']>
+
 /** Follows a source on one stream until the stream closes. */
 export class StreamFollower {
   /** The cursor of the last change sent; undefined while a snapshot is due. Moved by `moveTo` once the stream follows. */
@@ -327,7 +330,7 @@ export class StreamFollower {
   }
 
   /** Sends the changes of `batch` from `from` on, then `synced` when it is due; waits only where the socket asks it to. */
-  private send (batch: SharedBatch, from: number, synced: { total: number, stale: boolean } | undefined): Promise<void> | undefined {
+  private send (batch: SharedBatch, from: number, synced: Counted | undefined): Promise<void> | undefined {
     for (let i = from; i < batch.changes.length; i++) {
       const c = batch.changes[i] as StreamChange
       this.sse.send(c.type, c.json, batch.ids[i])
@@ -346,7 +349,7 @@ export class StreamFollower {
     return typeof taken === 'boolean' ? undefined : taken.then(() => {})
   }
 
-  private async sendWhenTaken (taken: Promise<boolean>, batch: SharedBatch, from: number, synced: { total: number, stale: boolean } | undefined): Promise<void> {
+  private async sendWhenTaken (taken: Promise<boolean>, batch: SharedBatch, from: number, synced: Counted | undefined): Promise<void> {
     if (await taken) await this.send(batch, from, synced)
   }
 }
