@@ -79,8 +79,19 @@ export class Fixture {
     this.undo.push(fn)
   }
 
+  /**
+   * Undoes in turn; a step still running after 5 s says on stderr which one (its source), so that
+   * a hook that times out names what hung (an HTTP/2 browser file's teardown did once, 2026-12-03).
+   */
   async dispose (): Promise<void> {
-    for (const fn of this.undo.splice(0).reverse()) await fn()
+    for (const fn of this.undo.splice(0).reverse()) {
+      const slow = setTimeout(() => { process.stderr.write(`fixture teardown still running after 5 s: ${fn.toString()}\n`) }, 5000)
+      try {
+        await fn()
+      } finally {
+        clearTimeout(slow)
+      }
+    }
   }
 
   async server (opts: NatsServerOptions = {}): Promise<NatsServer> {
