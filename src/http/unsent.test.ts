@@ -7,16 +7,16 @@ function accounts (perConnection: number, total: number) {
   const cuts: string[] = []
   const unsent = new Unsent(() => ({ perConnection, total }), (why) => { cuts.push(why) })
   const responses = new Map<string, EventEmitter[]>()
-  const keys = new Map<string, object>()
+  const keys = new Map<string, EventEmitter>()
   const send = (connection: string, bytes: number): EventEmitter => {
     const response = new EventEmitter()
-    const key = keys.get(connection) ?? {}
+    const key = keys.get(connection) ?? new EventEmitter()
     keys.set(connection, key)
     responses.set(connection, [...(responses.get(connection) ?? []), response])
     unsent.add(key, () => { for (const r of responses.get(connection) ?? []) r.emit('close') }, response, bytes)
     return response
   }
-  return { unsent, cuts, send, isCut: (connection: string) => unsent.isCut(keys.get(connection) ?? {}) }
+  return { unsent, cuts, send, isCut: (connection: string) => unsent.isCut(keys.get(connection) ?? new EventEmitter()), close: (connection: string) => keys.get(connection)?.emit('close') }
 }
 
 test('counts an answer until its response closes', () => {
@@ -57,6 +57,23 @@ test('a stop cuts every connection still holding answers', () => {
   send('b', 10)
   unsent.cutAll()
   expect([cuts.length, unsent.bytes]).toEqual([2, 0])
+})
+
+test('a cut connection stays cut until it closes, and its account goes with it', () => {
+  const { send, isCut, close } = accounts(100, 1000)
+  send('a', 60)
+  send('a', 60)
+  expect(isCut('a')).toBe(true)
+  close('a')
+  expect(isCut('a')).toBe(false)
+})
+
+test('a stop cuts only the connections with answers unsent, not an idle keep-alive one', () => {
+  const { unsent, send, cuts } = accounts(100, 1000)
+  send('a', 10).emit('close')
+  send('b', 10)
+  unsent.cutAll()
+  expect([cuts, unsent.bytes]).toEqual([['connection'], 0])
 })
 
 test('the bounds grow with the largest answer, never below their floor', () => {

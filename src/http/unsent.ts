@@ -44,7 +44,8 @@ export function unsentBounds (maxAnswerBytes: number): UnsentBounds {
 }
 
 export class Unsent {
-  private readonly connections = new Map<object, Connection>()
+  /** Bounded by the open connections: each one's account goes when it closes. */
+  private readonly connections = new Map<NodeJS.EventEmitter, Connection>()
   private held = 0
 
   constructor (
@@ -59,21 +60,28 @@ export class Unsent {
   }
 
   /** Whether the connection `key` was cut: its requests still waiting for an answer get none. */
-  isCut (key: object): boolean {
+  isCut (key: NodeJS.EventEmitter): boolean {
     return this.connections.get(key)?.cutDone === true
   }
 
-  /** Counts `bytes` of an answer on connection `key` until `response` closes; cuts past a bound. */
-  add (key: object, cut: () => void, response: NodeJS.EventEmitter, bytes: number): void {
+  /**
+   * Counts `bytes` of an answer on connection `key` until `response` closes; cuts past a bound.
+   * A connection's account is kept until the connection closes, not dropped whenever its answers
+   * are all sent: a keep-alive connection would otherwise make and drop one at every request.
+   */
+  add (key: NodeJS.EventEmitter, cut: () => void, response: NodeJS.EventEmitter, bytes: number): void {
     let connection = this.connections.get(key)
-    if (connection === undefined) this.connections.set(key, (connection = { bytes: 0, answers: 0, cut, cutDone: false }))
+    if (connection === undefined) {
+      this.connections.set(key, (connection = { bytes: 0, answers: 0, cut, cutDone: false }))
+      key.once('close', () => { this.connections.delete(key) })
+    }
     connection.bytes += bytes
     connection.answers++
     this.held += bytes
     const taken = connection
     // `on`, not `once`: a response closes once and is dropped with its listener, so once's
     // wrapper and its removal would be work at every answer for nothing.
-    response.on('close', () => { this.release(key, taken, bytes) })
+    response.on('close', () => { this.release(taken, bytes) })
     const bounds = this.bounds()
     // One answer alone is never cut for its size: the answer size bound holds it.
     if (connection.bytes > bounds.perConnection && connection.answers > 1) this.cutOff(connection, 'connection')
@@ -87,7 +95,7 @@ export class Unsent {
 
   /** Cuts every connection still holding unsent answers (a stop, after its grace). */
   cutAll (): void {
-    for (const connection of this.connections.values()) if (!connection.cutDone) this.cutOff(connection, 'connection')
+    for (const connection of this.connections.values()) if (!connection.cutDone && connection.answers > 0) this.cutOff(connection, 'connection')
   }
 
   private cutOff (connection: Connection, why: 'connection' | 'total'): void {
@@ -97,16 +105,15 @@ export class Unsent {
     connection.cut()
   }
 
-  private release (key: object, connection: Connection, bytes: number): void {
+  private release (connection: Connection, bytes: number): void {
     connection.bytes -= bytes
     connection.answers--
     this.held -= bytes
-    if (connection.answers === 0 && this.connections.get(key) === connection) this.connections.delete(key)
   }
 }
 
 /** The connection a request came on, how to cut it, and whether it is gone already. */
-function connectionOf (request: FastifyRequest): { key: object, cut: () => void, gone: boolean } {
+function connectionOf (request: FastifyRequest): { key: NodeJS.EventEmitter, cut: () => void, gone: boolean } {
   const raw = request.raw as FastifyRequest['raw'] | Http2ServerRequest
   if ('stream' in raw) {
     const session = raw.stream.session
