@@ -277,7 +277,10 @@ describe('operations', () => {
     await get('/v1/applied?limit=-1')
     expect(await count('/v1/applied', 'ok')).toBe(ok + 2)
     expect(await count('/v1/applied', 'BAD_REQUEST')).toBe(bad + 1)
-    expect((await get('/metrics')).body).toMatch(/mesh_provisioner_request_duration_seconds_count\{face="http",route="\/v1\/applied"\} \d+/)
+    const metrics = (await get('/metrics')).body
+    expect(metrics).toMatch(/mesh_provisioner_request_duration_seconds_count\{face="http",route="\/v1\/applied"\} \d+/)
+    // Each request's time is measured, not counted as 0.
+    expect(Number(/mesh_provisioner_request_duration_seconds_sum\{face="http",route="\/v1\/applied"\} (\S+)/.exec(metrics)?.[1])).toBeGreaterThan(0)
   })
 
   test('/metrics says the verb\'s requests, each view\'s size, the registry runs and the NATS connection', async () => {
