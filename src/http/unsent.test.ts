@@ -7,16 +7,16 @@ function accounts (perConnection: number, total: number) {
   const cuts: string[] = []
   const unsent = new Unsent(() => ({ perConnection, total }), (why) => { cuts.push(why) })
   const responses = new Map<string, EventEmitter[]>()
-  const keys = new Map<string, EventEmitter>()
+  const keys = new Map<string, EventEmitter & { destroyed: boolean }>()
   const send = (connection: string, bytes: number): EventEmitter => {
     const response = new EventEmitter()
-    const key = keys.get(connection) ?? new EventEmitter()
+    const key = keys.get(connection) ?? Object.assign(new EventEmitter(), { destroyed: false })
     keys.set(connection, key)
     responses.set(connection, [...(responses.get(connection) ?? []), response])
     unsent.add(key, () => { for (const r of responses.get(connection) ?? []) r.emit('close') }, response, bytes)
     return response
   }
-  return { unsent, cuts, send, isCut: (connection: string) => unsent.isCut(keys.get(connection) ?? new EventEmitter()), close: (connection: string) => keys.get(connection)?.emit('close') }
+  return { unsent, cuts, send, isCut: (connection: string) => unsent.isCut(keys.get(connection) ?? Object.assign(new EventEmitter(), { destroyed: false })), close: (connection: string) => keys.get(connection)?.emit('close'), destroy: (connection: string) => { const key = keys.get(connection); if (key !== undefined) key.destroyed = true } }
 }
 
 test('counts an answer until its response closes', () => {
@@ -66,6 +66,14 @@ test('a cut connection stays cut until it closes, and its account goes with it',
   expect(isCut('a')).toBe(true)
   close('a')
   expect(isCut('a')).toBe(false)
+})
+
+test('an answer on a connection already destroyed holds nothing: it is dropped, and the connection never closes again', () => {
+  const { unsent, send, destroy } = accounts(100, 1000)
+  send('a', 10).emit('close')
+  destroy('a')
+  send('a', 60)
+  expect(unsent.bytes).toBe(0)
 })
 
 test('a stop cuts only the connections with answers unsent, not an idle keep-alive one', () => {

@@ -21,7 +21,10 @@ const ANSWERS_IN_ALL = 32
 /** How long a stop lets unsent answers go out before their connections are cut (ms). */
 const STOP_GRACE_MS = 500
 
-/** What one connection (an HTTP/1.1 socket, an HTTP/2 session) holds unsent, and how to cut it. */
+/** An HTTP/1.1 socket or an HTTP/2 session: it says 'close' once, and whether it is destroyed. */
+type ConnectionKey = NodeJS.EventEmitter & { readonly destroyed: boolean }
+
+/** What one connection holds unsent, and how to cut it. */
 interface Connection {
   bytes: number
   /** Its answers not yet sent whole. */
@@ -45,7 +48,7 @@ export function unsentBounds (maxAnswerBytes: number): UnsentBounds {
 
 export class Unsent {
   /** Bounded by the open connections: each one's account goes when it closes. */
-  private readonly connections = new Map<NodeJS.EventEmitter, Connection>()
+  private readonly connections = new Map<ConnectionKey, Connection>()
   private held = 0
 
   constructor (
@@ -60,7 +63,7 @@ export class Unsent {
   }
 
   /** Whether the connection `key` was cut: its requests still waiting for an answer get none. */
-  isCut (key: NodeJS.EventEmitter): boolean {
+  isCut (key: ConnectionKey): boolean {
     return this.connections.get(key)?.cutDone === true
   }
 
@@ -69,7 +72,10 @@ export class Unsent {
    * A connection's account is kept until the connection closes, not dropped whenever its answers
    * are all sent: a keep-alive connection would otherwise make and drop one at every request.
    */
-  add (key: NodeJS.EventEmitter, cut: () => void, response: NodeJS.EventEmitter, bytes: number): void {
+  add (key: ConnectionKey, cut: () => void, response: NodeJS.EventEmitter, bytes: number): void {
+    // Gone before its answer: the answer is dropped, not held, and a closed connection would never
+    // say 'close' again to let its account go.
+    if (key.destroyed) return
     let connection = this.connections.get(key)
     if (connection === undefined) {
       this.connections.set(key, (connection = { bytes: 0, answers: 0, cut, cutDone: false }))
@@ -112,15 +118,15 @@ export class Unsent {
   }
 }
 
-/** The connection a request came on, how to cut it, and whether it is gone already. */
-function connectionOf (request: FastifyRequest): { key: NodeJS.EventEmitter, cut: () => void, gone: boolean } {
+/** The connection a request came on, and how to cut it. */
+function connectionOf (request: FastifyRequest): { key: ConnectionKey, cut: () => void } {
   const raw = request.raw as FastifyRequest['raw'] | Http2ServerRequest
   if ('stream' in raw) {
     const session = raw.stream.session
-    if (session !== undefined) return { key: session, cut: () => { session.destroy() }, gone: session.destroyed }
+    if (session !== undefined) return { key: session, cut: () => { session.destroy() } }
   }
   const socket = raw.socket as Socket
-  return { key: socket, cut: () => { socket.destroy() }, gone: socket.destroyed }
+  return { key: socket, cut: () => { socket.destroy() } }
 }
 
 declare module 'fastify' {
@@ -149,7 +155,7 @@ export const unsent = fp<UnsentDeps>(async (app: FastifyInstance, deps) => {
   app.decorate('unsentBytes', () => accounts.bytes)
   app.addHook('preHandler', (request, reply: FastifyReply, done) => {
     const connection = connectionOf(request)
-    if (connection.gone || accounts.isCut(connection.key)) {
+    if (connection.key.destroyed || accounts.isCut(connection.key)) {
       reply.hijack()
       return
     }
