@@ -23,7 +23,8 @@ test('answers 500 INTERNAL with the error body', async () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.body).toBe(JSON.stringify({ error: { code: 'INTERNAL', message: 'the service failed to answer: view index broken; the fault is logged, ask again or report it' } }))
     expect(lines).toHaveLength(1)
-    expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'the gateway failed to answer', err: { message: 'view index broken' } })
+    // The request's own logger: the service's, bound to the request's id.
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'the gateway failed to answer', err: { message: 'view index broken' }, reqId: res.headers['x-request-id'] })
     expect(await metrics.registry.getSingleMetricAsString('mesh_provisioner_requests_total')).toContain('mesh_provisioner_requests_total{face="http",route="/v1/needs",outcome="INTERNAL"} 1')
   } finally {
     await app.close()

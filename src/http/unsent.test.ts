@@ -8,15 +8,25 @@ function accounts (perConnection: number, total: number) {
   const unsent = new Unsent(() => ({ perConnection, total }), (why) => { cuts.push(why) })
   const responses = new Map<string, EventEmitter[]>()
   const keys = new Map<string, EventEmitter & { destroyed: boolean }>()
-  const send = (connection: string, bytes: number): EventEmitter => {
-    const response = new EventEmitter()
+  const keyOf = (connection: string): EventEmitter & { destroyed: boolean } => {
     const key = keys.get(connection) ?? Object.assign(new EventEmitter(), { destroyed: false })
     keys.set(connection, key)
+    return key
+  }
+  const send = (connection: string, bytes: number): EventEmitter => {
+    const response = new EventEmitter()
     responses.set(connection, [...(responses.get(connection) ?? []), response])
-    unsent.add(key, () => { for (const r of responses.get(connection) ?? []) r.emit('close') }, response, bytes)
+    unsent.add(keyOf(connection), () => { for (const r of responses.get(connection) ?? []) r.emit('close') }, response, bytes)
     return response
   }
-  return { unsent, cuts, send, isCut: (connection: string) => unsent.isCut(keys.get(connection) ?? Object.assign(new EventEmitter(), { destroyed: false })), close: (connection: string) => keys.get(connection)?.emit('close'), destroy: (connection: string) => { const key = keys.get(connection); if (key !== undefined) key.destroyed = true } }
+  return {
+    unsent,
+    cuts,
+    send,
+    isCut: (connection: string) => unsent.isCut(keyOf(connection)),
+    close: (connection: string) => keyOf(connection).emit('close'),
+    destroy: (connection: string) => { keyOf(connection).destroyed = true }
+  }
 }
 
 test('counts an answer until its response closes', () => {
