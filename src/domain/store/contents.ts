@@ -645,7 +645,7 @@ export class Contents {
   /** Builds the sorted indexes once the snapshot is in: one sort, then every index fills in order. */
   buildIndexes (): void {
     const order = this.entries.keys.sorted((slot) => this.entries.holds(slot))
-    const slots = new Int32Array(order.size)
+    const slots = order.slots
     const keys = this.entries.keys
     const filling = INDEXES[this.what].map((positions) => ({ positions, runs: isPrefix(this.what, positions) ? new PrefixRuns(positions) : new SetRuns(positions) }))
     // Each key read once for every index: at 300k keys the load's last step is on the clock. A key
@@ -659,15 +659,15 @@ export class Contents {
         fields = fieldsOf(this.what, key)
         lead = read < fields.length ? leadingTokens(key, read) : undefined
       }
-      const slot = slots[i] = order.slotAt(i)
+      const slot = slots[i] as number
       const revision = this.entries.revisionAt(slot)
-      for (const { runs } of filling) runs.add(fields, slot, revision)
+      for (const { runs } of filling) runs.add(fields, i, revision)
       this.counts?.addInOrder(fields, this.entries.updatedAt(slot), this.entries.nanosAt(slot), revision)
     }
     this.counts?.endOrder()
     for (const key of this.outOfShapeHeld.keys()) this.counts?.outOfShape(key, 1)
     for (const { positions, runs } of filling) {
-      const values = runs instanceof PrefixRuns ? runs.done() : runs.done(keys)
+      const values = runs instanceof PrefixRuns ? runs.done() : runs.done(keys, slots)
       if (runs instanceof PrefixRuns) this.prefixes.set(positions, values as Map<string, number>)
       else this.indexes.set(positions, values as Map<string, SortedSlots>)
       if (byNode(positions)) {

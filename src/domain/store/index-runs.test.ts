@@ -11,8 +11,8 @@ const sortedKeys = fc.uniqueArray(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.co
 test.each([[[0]], [[1]], [[2]], [[0, 1]], [[0, 2]]])('a set index at %j holds each value\'s keys in order with their latest revision', (positions) => {
   fc.assert(fc.property(sortedKeys, (keys) => {
     const runs = new SetRuns(positions)
-    for (const k of keys) runs.add(k.key.split('.'), k.slot, k.revision)
-    const sets = runs.done(keysOf(keys.map((k) => k.key)))
+    keys.forEach((k, at) => { runs.add(k.key.split('.'), at, k.revision) })
+    const sets = runs.done(keysOf(keys.map((k) => k.key)), Int32Array.from(keys, (k) => k.slot))
     const expected = new Map<string, { keys: string[], revision: number }>()
     for (const k of keys) {
       const value = indexValue(k.key.split('.'), positions)
@@ -26,7 +26,7 @@ test.each([[[0]], [[1]], [[2]], [[0, 1]], [[0, 2]]])('a set index at %j holds ea
 test.each([[[0]], [[0, 1]]])('a prefix index at %j holds each value\'s latest revision', (positions) => {
   fc.assert(fc.property(sortedKeys, (keys) => {
     const runs = new PrefixRuns(positions)
-    for (const k of keys) runs.add(k.key.split('.'), k.slot, k.revision)
+    keys.forEach((k, at) => { runs.add(k.key.split('.'), at, k.revision) })
     const expected = new Map<string, number>()
     for (const k of keys) {
       const value = indexValue(k.key.split('.'), positions)

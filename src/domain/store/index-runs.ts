@@ -22,9 +22,9 @@ function sameAt (a: readonly string[], b: readonly string[], positions: readonly
   return true
 }
 
-/** One index being filled: every key in order, then `done`. */
+/** One index being filled: every key in order (`at`: its place in the order), then `done`. */
 export interface IndexRuns {
-  add: (fields: readonly string[], slot: number, revision: number) => void
+  add: (fields: readonly string[], at: number, revision: number) => void
 }
 
 /** A prefix index (its keys are a range of all keys): the last revision of each value. */
@@ -35,7 +35,7 @@ export class PrefixRuns implements IndexRuns {
 
   constructor (private readonly positions: readonly number[]) {}
 
-  add (fields: readonly string[], _slot: number, revision: number): void {
+  add (fields: readonly string[], _at: number, revision: number): void {
     if (this.run === undefined || !sameAt(fields, this.run, this.positions)) {
       this.done()
       this.run = fields
@@ -52,32 +52,59 @@ export class PrefixRuns implements IndexRuns {
   }
 }
 
-/** A set index: the slots of each value, in key order, and its last revision. */
+/** One value of a set index being filled: where its runs are in the order (a start and an end each), how many keys they hold, its last revision. */
+interface Runs { places: number[], size: number, revision: number }
+
+/**
+ * A set index: the slots of each value, in key order, and its last revision. A value's keys are
+ * noted as runs of the order, copied out at the end into a set of their exact size: a slot pushed
+ * a key grew 3M-element arrays by copies, most of the build's garbage (bench/RESULTS.md).
+ */
 export class SetRuns implements IndexRuns {
-  private readonly members = new Map<string, { slots: number[], revision: number }>()
+  private readonly members = new Map<string, Runs>()
   private run: readonly string[] | undefined
-  private set: { slots: number[], revision: number } | undefined
+  private set: Runs | undefined
+  private start = 0
+  private end = 0
 
   constructor (private readonly positions: readonly number[]) {}
 
-  add (fields: readonly string[], slot: number, revision: number): void {
-    if (this.set === undefined || !sameAt(fields, this.run as readonly string[], this.positions)) {
+  add (fields: readonly string[], at: number, revision: number): void {
+    if (this.set === undefined || at !== this.end || !sameAt(fields, this.run as readonly string[], this.positions)) {
+      this.close()
       const value = indexValue(fields, this.positions)
       this.set = this.members.get(value)
-      if (!this.set) this.members.set(value, (this.set = { slots: [], revision: 0 }))
+      if (this.set === undefined) this.members.set(value, (this.set = { places: [], size: 0, revision: 0 }))
       this.run = fields
+      this.start = at
     }
-    this.set.slots.push(slot)
+    this.end = at + 1
     this.set.revision = Math.max(this.set.revision, revision)
   }
 
-  done (keys: KeysBySlot): Map<string, SortedSlots> {
+  /** The sets, from the slots in key order that `add` was given places in. */
+  done (keys: KeysBySlot, order: Int32Array): Map<string, SortedSlots> {
+    this.close()
     const byValue = new Map<string, SortedSlots>()
-    for (const [value, { slots, revision }] of this.members) {
-      const held = new SortedSlots(keys, Int32Array.from(slots))
+    for (const [value, { places, size, revision }] of this.members) {
+      const slots = new Int32Array(size)
+      for (let i = 0, n = 0; i < places.length; i += 2) {
+        const run = order.subarray(places[i], places[i + 1])
+        slots.set(run, n)
+        n += run.length
+      }
+      const held = new SortedSlots(keys, slots)
       held.revision = revision
       byValue.set(value, held)
     }
     return byValue
+  }
+
+  /** Notes the run being read in its value's runs. */
+  private close (): void {
+    if (this.set === undefined) return
+    this.set.places.push(this.start, this.end)
+    this.set.size += this.end - this.start
+    this.set = undefined
   }
 }

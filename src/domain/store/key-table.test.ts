@@ -60,7 +60,7 @@ test('sorted gives the keys wanted in code-unit order with their slots, and whet
   const order = table.sorted(() => true)
   const keys = order.keys()
   expect(keys).toEqual([...keys].sort())
-  // Slots past 65535 use a third byte of the tag.
+  // Slots past 65535, their keys in many slabs.
   expect(Array.from({ length: order.size }, (_, i) => table.keyAt(order.slotAt(i)))).toEqual(keys)
 })
 

@@ -3,6 +3,7 @@
 // and its `Map` entry were ~100 bytes; here a key costs its bytes, 8 bytes of place and its share of
 // an open-addressing table of slots and their keys' hashes (~55 bytes in all).
 
+import { sortByBytes } from './byte-sort.js'
 import { inPage, PAGE, PagedColumn } from './paged-column.js'
 
 /** Keys' bytes come in slabs that stay put; a key never spans two. */
@@ -147,28 +148,45 @@ export class KeyTable {
     return length - key.length
   }
 
+  /** Whether the key in `slot` starts with `prefix`, without making its string. */
+  startsWithAt (slot: number, prefix: string): boolean {
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
+    if ((places[at + 1] as number) < prefix.length) return false
+    const start = places[at] as number
+    const slab = this.slabs[start >>> SLAB_BITS] as Buffer
+    const offset = start & (SLAB - 1)
+    for (let i = 0; i < prefix.length; i++) if (slab[offset + i] !== prefix.charCodeAt(i)) return false
+    return true
+  }
+
   /**
-   * The keys of the slots `wanted` takes, in code-unit order (KeyOrder). One native sort of
-   * strings, each carrying its slot past the sort in five characters after it: a NUL, below every
-   * character of a key, so that the order is the keys' own, then the slot's four bytes.
+   * The slots `wanted` takes, in their keys' code-unit order (KeyOrder): sorted as bytes where they
+   * are (byte-sort.ts), with no string made.
    */
   sorted (wanted: (slot: number) => boolean): KeyOrder {
-    const scratch = Buffer.allocUnsafe(SLAB + 5)
-    const tagged: string[] = []
-    for (let slot = 0; slot < this.count; slot++) {
-      if (!wanted(slot)) continue
+    const all = new Int32Array(this.count)
+    let m = 0
+    for (let slot = 0; slot < this.count; slot++) if (wanted(slot)) all[m++] = slot
+    const slots = all.subarray(0, m)
+    const slabOf = new Int32Array(m)
+    const starts = new Int32Array(m)
+    const lengths = new Int32Array(m)
+    const order = new Int32Array(m)
+    for (let k = 0; k < m; k++) {
+      const slot = slots[k] as number
       const places = this.places.pageOf(slot)
       const at = 2 * inPage(slot)
       const start = places[at] as number
-      const length = places[at + 1] as number
-      const offset = start & (SLAB - 1)
-      ;(this.slabs[start >>> SLAB_BITS] as Buffer).copy(scratch, 0, offset, offset + length)
-      scratch[length] = 0
-      scratch.writeUInt32BE(slot, length + 1)
-      tagged.push(scratch.toString('latin1', 0, length + 5))
+      slabOf[k] = start >>> SLAB_BITS
+      starts[k] = start & (SLAB - 1)
+      lengths[k] = places[at + 1] as number
+      order[k] = k
     }
-    tagged.sort()
-    return new KeyOrder(tagged)
+    // Sorted as their places in `slots`, then named by their slots.
+    sortByBytes(order, { bytes: this.slabs, slabOf, starts, lengths })
+    for (let i = 0; i < m; i++) order[i] = slots[order[i] as number] as number
+    return new KeyOrder(this, order)
   }
 
   private equals (slot: number, key: string): boolean {
@@ -194,35 +212,28 @@ export class KeyTable {
   }
 }
 
-/**
- * Keys in code-unit order with their slots, read from the strings the sort ordered (`sorted`):
- * a key's string, its slot and its start are read at one place. At 3M keys a pass that made every
- * key's string and slot before the index build read them again read 3M strings twice, out of
- * every cache (bench/RESULTS.md).
- */
+/** Slots in their keys' code-unit order, as `KeyTable.sorted` gives them. */
 export class KeyOrder {
-  constructor (private readonly tagged: readonly string[]) {}
+  /** The slots in order: the caller may take them over. */
+  constructor (private readonly table: KeyTable, readonly slots: Int32Array) {}
 
   get size (): number {
-    return this.tagged.length
+    return this.slots.length
   }
 
   /** The slot of the key at `i` in the order. */
   slotAt (i: number): number {
-    const t = this.tagged[i] as string
-    const n = t.length
-    return (t.charCodeAt(n - 4) << 24) | (t.charCodeAt(n - 3) << 16) | (t.charCodeAt(n - 2) << 8) | t.charCodeAt(n - 1)
+    return this.slots[i] as number
   }
 
   /** The key at `i` in the order. */
   keyAt (i: number): string {
-    const t = this.tagged[i] as string
-    return t.slice(0, t.length - 5)
+    return this.table.keyAt(this.slotAt(i))
   }
 
-  /** Whether the key at `i` starts with `prefix` (which holds no NUL). */
+  /** Whether the key at `i` starts with `prefix`. */
   startsWith (i: number, prefix: string): boolean {
-    return (this.tagged[i] as string).startsWith(prefix)
+    return this.table.startsWithAt(this.slotAt(i), prefix)
   }
 
   /** The keys in order. */
