@@ -71,9 +71,11 @@ function insertionSort (order: Int32Array, lo: number, hi: number, keys: ByteKey
  */
 export function sortByBytes (order: Int32Array, keys: ByteKeys): void {
   // Each key's word at the depth its range is at, moved with it: a partition compares numbers and
-  // reads a key's bytes again only when its range goes WORD bytes deeper.
+  // reads a key's bytes again only when its range goes WORD bytes deeper. The loops over a range
+  // are functions of their own: a loop inside this one ran in on-stack-replaced code that was
+  // thrown away at each exit of the inner loop (--trace-deopt: hundreds a sort).
   const words = new Float64Array(order.length)
-  for (let i = 0; i < order.length; i++) words[i] = wordAt(keys, order[i] as number, 0)
+  readWords(order, words, keys, 0, order.length, 0)
   const stack: number[] = [0, order.length, 0]
   while (stack.length > 0) {
     let depth = stack.pop() as number
@@ -84,28 +86,52 @@ export function sortByBytes (order: Int32Array, keys: ByteKeys): void {
         insertionSort(order, lo, hi, keys, depth)
         break
       }
-      const pivot = words[lo + ((hi - lo) >> 1)] as number
-      // [lo, lt) below the pivot's word, [lt, i) equal to it, (gt, hi) above it.
-      let lt = lo
-      let gt = hi - 1
-      let i = lo
-      while (i <= gt) {
-        const w = words[i] as number
-        if (w < pivot) {
-          swap(order, words, i++, lt++)
-        } else if (w > pivot) {
-          swap(order, words, i, gt--)
-        } else i++
-      }
+      const lt = partition(order, words, lo, hi)
+      const gt = equalEnd
       if (lt - lo > 1) stack.push(lo, lt, depth)
-      if (hi - gt - 1 > 1) stack.push(gt + 1, hi, depth)
-      // The keys equal in this word go deeper. A key that ends in it is alone there: keys are distinct.
+      if (hi - gt > 1) stack.push(gt, hi, depth)
+      // [lo, lt) is below the pivot's word, [lt, gt) equal to it, [gt, hi) above it. The equal keys
+      // go deeper; a key that ends in this word is alone there, as keys are distinct.
       lo = lt
-      hi = gt + 1
+      hi = gt
       depth += WORD
-      for (let j = lo; j < hi; j++) words[j] = wordAt(keys, order[j] as number, depth)
+      readWords(order, words, keys, lo, hi, depth)
     }
   }
+}
+
+/** Reads the words at `depth` of the keys in [lo, hi) of the order. */
+function readWords (order: Int32Array, words: Float64Array, keys: ByteKeys, lo: number, hi: number, depth: number): void {
+  for (let i = lo; i < hi; i++) words[i] = wordAt(keys, order[i] as number, depth)
+}
+
+/**
+ * Where the last partition's keys equal to its pivot end. A variable, and no work after the
+ * partition's loop: the optimized partition met the code after its loop with no type feedback
+ * (that code had only run optimized) and was thrown away at the end of each call, an array's store
+ * or an addition alike (--trace-deopt: hundreds a sort).
+ */
+let equalEnd = 0
+
+/**
+ * Partitions [lo, hi) around the word of its middle key: below it, then equal to it, then above
+ * it. Gives where the equal keys start; `equalEnd` is where they end.
+ */
+function partition (order: Int32Array, words: Float64Array, lo: number, hi: number): number {
+  const pivot = words[lo + ((hi - lo) >> 1)] as number
+  let lt = lo
+  let gt = hi
+  let i = lo
+  while (i < gt) {
+    const w = words[i] as number
+    if (w < pivot) {
+      swap(order, words, i++, lt++)
+    } else if (w > pivot) {
+      swap(order, words, i, --gt)
+    } else i++
+  }
+  equalEnd = gt
+  return lt
 }
 
 function swap (order: Int32Array, words: Float64Array, a: number, b: number): void {

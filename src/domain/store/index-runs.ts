@@ -52,6 +52,16 @@ export class PrefixRuns implements IndexRuns {
   }
 }
 
+/** The slots of `order` in the runs `places` names (a start and an end each), `size` in all. */
+function gather (order: Int32Array, places: readonly number[], size: number): Int32Array {
+  const slots = new Int32Array(size)
+  let n = 0
+  for (let i = 0; i < places.length; i += 2) {
+    for (let at = places[i] as number, end = places[i + 1] as number; at < end; at++) slots[n++] = order[at] as number
+  }
+  return slots
+}
+
 /** One value of a set index being filled: where its runs are in the order (a start and an end each), how many keys they hold, its last revision. */
 interface Runs { places: number[], size: number, revision: number }
 
@@ -87,13 +97,7 @@ export class SetRuns implements IndexRuns {
     this.close()
     const byValue = new Map<string, SortedSlots>()
     for (const [value, { places, size, revision }] of this.members) {
-      const slots = new Int32Array(size)
-      for (let i = 0, n = 0; i < places.length; i += 2) {
-        const run = order.subarray(places[i], places[i + 1])
-        slots.set(run, n)
-        n += run.length
-      }
-      const held = new SortedSlots(keys, slots)
+      const held = new SortedSlots(keys, gather(order, places, size))
       held.revision = revision
       byValue.set(value, held)
     }
