@@ -35,3 +35,11 @@ test.each([[[0]], [[0, 1]]])('a prefix index at %j holds each value\'s latest re
     expect(runs.done()).toEqual(expected)
   }))
 })
+
+test('a set index given places with gaps holds only the keys it was given: a run never spans a place it was not told of', () => {
+  const keys = ['a.x.1', 'a.x.2', 'a.x.3', 'a.y.1'].map((key, slot) => ({ key, slot }))
+  const runs = new SetRuns([0])
+  for (const at of [0, 2, 3]) runs.add((keys[at] as { key: string }).key.split('.'), at, 1)
+  const set = runs.done(keysOf(keys.map((k) => k.key)), Int32Array.from(keys, (k) => k.slot)).get('a')
+  expect(Array.from({ length: set?.size ?? 0 }, (_, i) => set?.slotAt(i))).toEqual([0, 2, 3])
+})
