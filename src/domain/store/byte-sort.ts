@@ -8,7 +8,7 @@
 /** Ranges this short are sorted by insertion, comparing the rest of their keys. */
 const SHORT = 12
 
-/** Where the keys are read: key k's bytes are `bytes[slabOf[k]]` from `starts[k]`, `lengths[k]` of them. */
+/** Where the keys are read: key k's bytes, all ASCII (as the key table holds them), are `bytes[slabOf[k]]` from `starts[k]`, `lengths[k]` of them. */
 export interface ByteKeys {
   readonly bytes: readonly Uint8Array[]
   readonly slabOf: Int32Array
@@ -66,8 +66,8 @@ function insertionSort (order: Int32Array, lo: number, hi: number, keys: ByteKey
 
 /**
  * Puts `order` (key numbers of `keys`, no two keys equal) in the keys' byte order. Ranges wait on
- * a stack of their own: the equal part of a partition goes one byte deeper, so a recursion would be
- * as deep as the longest shared prefix.
+ * a stack of their own: the equal part of a partition goes WORD bytes deeper, so a recursion would
+ * be as deep as the longest shared prefix allows.
  */
 export function sortByBytes (order: Int32Array, keys: ByteKeys): void {
   // Each key's word at the depth its range is at, moved with it: a partition compares numbers and
