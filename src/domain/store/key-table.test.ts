@@ -53,6 +53,8 @@ test('sorted gives the keys wanted in code-unit order with their slots, and whet
     expected.forEach((key, i) => {
       expect(order.startsWith(i, key)).toBe(true)
       expect(order.startsWith(i, `${key}.`)).toBe(false)
+      // Against the other keys as prefixes, of every length: as the key's string would say.
+      for (const other of expected) expect(order.startsWith(i, other)).toBe(key.startsWith(other))
     })
   }))
   const table = new KeyTable()
