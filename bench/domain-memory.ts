@@ -4,6 +4,7 @@
 // `node --expose-gc --import tsx bench/domain-memory.ts [entries]`.
 
 import { Contents } from '../src/domain/store/contents.js'
+import { ArrivedChange } from '../src/domain/follow/kv-feed.js'
 import { MODULES, nodeName } from './mesh.js'
 
 const KINDS = ['secret', 'config', 'port', 'dir', 'bound']
@@ -30,12 +31,11 @@ for (let n = 0; revision < wanted; n++) {
   for (const module of MODULES) {
     for (const kind of KINDS) {
       for (let i = 0; i < 10; i++) {
-        // A key as nats.js's watch delivers it: its subject's tail split and joined again (a flat string).
-        const subject = `$KV.mesh-provisioner_needs.${node}.${module}.${kind}.${kind}-${i}`
-        const key = subject.slice(27).split('.').join('.')
+        // A change as the feed gives it (kv-feed.ts): its key the bytes of its subject's tail.
+        const subject = utf8.encode(`$KV.mesh-provisioner_needs.${node}.${module}.${kind}.${kind}-${i}`)
         const value = utf8.encode(JSON.stringify({ file: `/run/secrets/${module}/${kind}-${i}`, owner: 65534, group: 65534, mode: '0400', rotate: '90d' }))
         const t = performance.now()
-        contents.apply({ key, revision: ++revision, operation: 'PUT', value, created })
+        contents.apply(new ArrivedChange(subject.subarray(27), ++revision, 'PUT', value, created, 0))
         applyMs += performance.now() - t
       }
     }

@@ -34,7 +34,8 @@ async function feed (name: string, opts: Partial<KvFeedOptions> = {}): Promise<F
     jsm,
     bucket: name,
     endsAt: state.messages === 0 ? 0 : state.last_seq,
-    onChange: (e) => { fed.changes.push({ ...e, value: new Uint8Array(e.value) }) },
+    // Read field by field: a change's key is made from its bytes when read (a getter no spread copies).
+    onChange: (e) => { fed.changes.push({ key: e.key, keyBytes: e.keyBytes, revision: e.revision, operation: e.operation, value: new Uint8Array(e.value), created: e.created, ...(e.nanos === undefined ? {} : { nanos: e.nanos }) }) },
     onInitialized: () => { fed.initializedAfter = fed.changes.length },
     onRecreate: (why) => { fed.recreated.push(why) },
     ...opts
@@ -51,6 +52,8 @@ test('an empty bucket is initialized at once, and what comes after is fed', asyn
     await kv.put('a.b', 'v1')
     await vi.waitFor(() => { expect(fed.changes).toHaveLength(1) })
     expect(fed.changes[0]).toMatchObject({ key: 'a.b', revision: 1, operation: 'PUT' })
+    // The key's bytes, which a load applies without its string (Contents.apply), are the key's.
+    expect(Buffer.from(fed.changes[0]?.keyBytes ?? []).toString()).toBe('a.b')
   } finally {
     fed.feed.stop()
   }

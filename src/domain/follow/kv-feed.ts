@@ -13,6 +13,30 @@ import type { KvChange } from '../store/contents.js'
 
 const utf8 = new TextDecoder()
 
+/**
+ * A change as it arrived: its key is the bytes of its subject, and made a string only when first
+ * read. A load applies most keys as those bytes (Contents.apply), and a string a key was ~0.7 s of
+ * a 3M-key cold start (bench/RESULTS.md). The bytes are a view of the read buffer they came in,
+ * which nothing writes again.
+ */
+export class ArrivedChange implements KvChange {
+  private named: string | undefined
+
+  constructor (
+    readonly keyBytes: Uint8Array,
+    readonly revision: number,
+    readonly operation: KvChange['operation'],
+    readonly value: Uint8Array,
+    readonly created: Date,
+    readonly nanos: number
+  ) {}
+
+  get key (): string {
+    this.named ??= utf8.decode(this.keyBytes)
+    return this.named
+  }
+}
+
 export interface KvFeedOptions {
   nc: NatsConnection
   jsm: JetStreamManager
@@ -185,14 +209,7 @@ export class KvFeed {
     this.lastConsumerSeq = d.consumerSeq
     this.lastStreamSeq = d.streamSeq
     try {
-      this.opts.onChange({
-        key: utf8.decode(raw.subject.subarray(this.prefixLength)),
-        revision: d.streamSeq,
-        operation: operationOf(msg),
-        value: msg.data,
-        created: new Date(d.ms),
-        nanos: d.nanos
-      })
+      this.opts.onChange(new ArrivedChange(raw.subject.subarray(this.prefixLength), d.streamSeq, operationOf(msg), msg.data, new Date(d.ms), d.nanos))
       // A change may end the feed (a purge that has it read again): then it is not initialized.
       if (!this.done) this.initializeAt(d.streamSeq)
     } catch (err) {

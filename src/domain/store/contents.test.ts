@@ -192,6 +192,37 @@ describe('what a filter keeps, whatever index answers it', () => {
   const FACETED = { needs: [0, 1, 2], applied: [0, 1], collect: [0, 1, 2] }
   const SHAPES = { needs: /^[a-c]\.[mn]\.(k|kl|l)\.[xy]$/, applied: /^[a-c]\.[mno]$/, collect: /^[a-c]\.(e|s=3Az)\.[mn]$/ }
 
+  test.each(['needs', 'applied', 'collect'] as const)('%s: keys fed as the bytes they arrived in are held as the same keys fed as strings, before and after the index build', (what) => {
+    const ops = fc.array(fc.tuple(KEYS[what], fc.constantFrom<KvChange['operation']>('PUT', 'PUT', 'PUT', 'DEL', 'PURGE'), fc.integer({ min: 0, max: 9 })), { maxLength: 30 })
+    fc.assert(fc.property(ops, ops, (load, later) => {
+      const asStrings = new Contents(what, 'gen-1')
+      const asBytes = new Contents(what, 'gen-1')
+      let revision = 0
+      const play = (changes: typeof load): void => {
+        for (const [key, operation, v] of changes) {
+          const change = { key, value: new TextEncoder().encode(`{"v":${v}}`), revision: ++revision, created, operation }
+          asStrings.apply(change)
+          asBytes.apply({ ...change, keyBytes: Buffer.from(key) })
+        }
+      }
+      const held = (c: Contents): unknown => ({
+        entries: c.entries.keys.sorted((slot) => c.entries.holds(slot)).keys().map((key) => c.entries.get(key)?.json),
+        outOfShape: [...c.outOfShape.values()].map((o) => o.json).sort(),
+        deletions: [...c.deletions].sort(),
+        changes: [...c.changesSince(0)],
+        revision: c.revision
+      })
+      play(load)
+      expect(held(asBytes)).toEqual(held(asStrings))
+      asStrings.buildIndexes()
+      asBytes.buildIndexes()
+      play(later)
+      expect(held(asBytes)).toEqual(held(asStrings))
+      expect([...asBytes.outOfShapeInOrder()]).toEqual([...asStrings.outOfShapeInOrder()])
+      for (const position of FACETED[what]) expect(asBytes.valuesKept(new Map(), position)).toEqual(asStrings.valuesKept(new Map(), position))
+    }), { numRuns: 500 })
+  })
+
   test.each(['needs', 'applied', 'collect'] as const)('%s: the revision is the last change of a key it keeps, and each value of a field counts its entries at the last change of a key holding it', (what) => {
     const ops = fc.array(fc.tuple(KEYS[what], fc.constantFrom<KvChange['operation']>('PUT', 'PUT', 'DEL', 'PURGE')), { maxLength: 30 })
     const filterArb = fc.tuple(...VALUES[what].map((values) => fc.option(fc.subarray(values, { minLength: 1 }), { nil: undefined })))

@@ -2,7 +2,7 @@
 // request cost what it returns. Pure: fed the changes a KV watch delivers, by whoever follows the
 // bucket (bucket-view.ts), and read by the answers (provisioning.ts).
 
-import { FIELDS, fieldsOf, isDecoded, parseKey, shapeProblem, tokenOf, type What } from '../wire/key-shapes.js'
+import { FIELDS, fieldsOf, isDecoded, parseKey, shapeProblem, tokenOf, wellFormedBytes, type What } from '../wire/key-shapes.js'
 import { BUCKET_DESCRIPTIONS, perBucket } from '../wire/buckets.js'
 import { ChangeLog } from './change-log.js'
 import { generationOf } from '../wire/cursor.js'
@@ -14,6 +14,11 @@ import { Tally, type Instant, type TallyRead } from './tally.js'
 /** One change as a KV watch delivers it: a nats.js `KvEntry` is one. */
 export interface KvChange {
   key: string
+  /**
+   * The key as the bytes it arrived in, where the feed has them (kv-feed.ts): a load applies a new
+   * key of its bucket's shape from them, and makes no string of it.
+   */
+  keyBytes?: Uint8Array
   revision: number
   operation: 'PUT' | 'DEL' | 'PURGE'
   value: Uint8Array
@@ -400,15 +405,26 @@ export class Contents {
     if (revision <= this.latest) return
     this.latest = revision
     this.stateNow = undefined
-    const key = e.key
     const put = e.operation === 'PUT'
-    const n = this.change(key, revision, put, e)
+    const n = (put ? this.addArrived(e) : undefined) ?? this.change(e.key, revision, put, e)
     // A bucket that deletes nothing has its keys hashed for no map here.
     if (put) {
-      if (this.deleted.size !== 0) this.deleted.delete(key)
-    } else this.deleted.set(key, revision)
+      if (this.deleted.size !== 0) this.deleted.delete(e.key)
+    } else this.deleted.set(e.key, revision)
     this.log.record(n, revision)
     this.log.compact(this.entries.size + this.outOfShapeHeld.size + this.deleted.size, this.currentOf)
+  }
+
+  /**
+   * Puts a key never put, of the bucket's shape, from the bytes it arrived in while the contents
+   * load (no index to place it in yet), and gives its slot: no string of the key is made, which a
+   * load of millions of keys paid for each (bench/RESULTS.md). Undefined for any other change, which
+   * `change` applies as it always does.
+   */
+  private addArrived (e: KvChange): number | undefined {
+    const bytes = e.keyBytes
+    if (bytes === undefined || this.indexed || !wellFormedBytes(this.what, bytes) || this.held.keys.slotOfBytes(bytes) !== undefined) return undefined
+    return this.held.addBytes(bytes, e.revision, e.value, e.created.getTime(), e.nanos)
   }
 
   /** Applies a change to what is held and the indexes; gives the number the log names its key by. */

@@ -146,7 +146,7 @@ const scratch = new ByteWriter()
  * change log can name a key by its slot.
  */
 /** The entries as their readers see them: nothing here changes them (the contents apply every change). */
-export type EntriesRead = Omit<Entries, 'add' | 'update' | 'delete' | 'keys'> & { readonly keys: Omit<KeyTable, 'add'> }
+export type EntriesRead = Omit<Entries, 'add' | 'addBytes' | 'update' | 'delete' | 'keys'> & { readonly keys: Omit<KeyTable, 'add' | 'addBytes'> }
 
 export class Entries {
   /** Every key put in the generation, by slot. */
@@ -227,6 +227,15 @@ export class Entries {
       slot = this.keys.add(key)
       this.grow(slot)
     }
+    this.live++
+    this.write(slot, revision, value, updated, nanos)
+    return slot
+  }
+
+  /** `add` of a key never put, given as its ASCII bytes (KeyTable.addBytes), as a load reads it. */
+  addBytes (key: Uint8Array, revision: number, value: Uint8Array, updated: number, nanos = 0): number {
+    const slot = this.keys.addBytes(key)
+    this.grow(slot)
     this.live++
     this.write(slot, revision, value, updated, nanos)
     return slot

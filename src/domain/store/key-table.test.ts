@@ -25,6 +25,25 @@ test('numbers keys in the order added, finds each by its string, reads it back a
   }))
 })
 
+test('a key given as its bytes is the key given as its string: the same slot, found either way', () => {
+  const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 6 })
+  fc.assert(fc.property(fc.array(fc.tuple(ascii, fc.boolean()), { maxLength: 200 }), (keys) => {
+    const table = new KeyTable()
+    const model = new Map<string, number>()
+    for (const [key, asBytes] of keys) {
+      const bytes = Buffer.from(key, 'latin1')
+      const found = asBytes ? table.slotOfBytes(bytes) : table.slotOf(key)
+      expect(found).toBe(model.get(key))
+      if (found === undefined) model.set(key, asBytes ? table.addBytes(bytes) : table.add(key))
+    }
+    for (const [key, slot] of model) {
+      expect(table.slotOf(key)).toBe(slot)
+      expect(table.slotOfBytes(Buffer.from(key, 'latin1'))).toBe(slot)
+      expect(table.keyAt(slot)).toBe(key)
+    }
+  }))
+})
+
 test('holds keys past its first table, a page of places and a slab of bytes', () => {
   const table = new KeyTable()
   const key = (i: number): string => `node-${i}.module-${i % 20}.secret.${'x'.repeat(i % 40)}`

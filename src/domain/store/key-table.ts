@@ -27,6 +27,13 @@ export function hashOf (key: string): number {
   return h >>> 0
 }
 
+/** FNV-1a of a key's bytes: `hashOf` of its string, for an ASCII key. */
+function hashOfBytes (key: Uint8Array): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ (key[i] as number), 0x01000193)
+  return h >>> 0
+}
+
 function notAKey (key: string): Error {
   return new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
 }
@@ -54,8 +61,8 @@ export class KeyTable {
     return this.count
   }
 
-  /** The key last looked up and its hash: a key not found is most often added next. */
-  private looked: string | undefined
+  /** The key last looked up (its string or its bytes) and its hash: a key not found is most often added next. */
+  private looked: string | Uint8Array | undefined
   private lookedHash = 0
 
   /** The slot of `key`, or undefined when it was never added. */
@@ -72,6 +79,20 @@ export class KeyTable {
     }
   }
 
+  /** `slotOf` for a key of ASCII characters given as its bytes: a load reads its keys so, and makes no string of them. */
+  slotOfBytes (key: Uint8Array): number | undefined {
+    const cells = this.cells
+    const hash = hashOfBytes(key)
+    const tag = hash | 0
+    this.looked = key
+    this.lookedHash = hash
+    for (let i = 2 * cellOf(hash, cells.length / 2); ; i = i + 2 === cells.length ? 0 : i + 2) {
+      const slot = cells[i] as number
+      if (slot === EMPTY) return undefined
+      if (cells[i + 1] === tag && this.equalsBytes(slot, key)) return slot
+    }
+  }
+
   /**
    * Makes room for `keys` keys in all, so that a load of a bucket of known size adds them with no
    * table grown and every key placed again on the way (3 % of a 3M-key load).
@@ -83,29 +104,45 @@ export class KeyTable {
 
   /** Adds a key not added yet, of ASCII characters alone; its slot is the next number. */
   add (key: string): number {
-    if (key.length > SLAB) throw notAKey(key)
-    if (this.count + 1 > this.capacity * MAX_LOAD) this.rehash(this.capacity * 2)
-    if (this.slabs.length === 0 || this.end + key.length > SLAB) {
-      this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
-      this.end = 0
-    }
+    const slab = this.room(key.length, key)
     // Written by a loop into the slab's free room before anything is counted, checking that each
     // character is ASCII (a byte a character): a call into the encoder and a measure of the UTF-8
     // length cost more for a key of a few dozen.
-    const slab = this.slabs[this.slabs.length - 1] as Buffer
     for (let i = 0, to = this.end; i < key.length; i++, to++) {
       const c = key.charCodeAt(i)
       if (c > 0x7f) throw notAKey(key)
       slab[to] = c
     }
+    return this.placeNew(key.length, key === this.looked ? this.lookedHash : hashOf(key))
+  }
+
+  /** `add` for a key given as its bytes, which are ASCII: its caller checked them (the key's shape allows nothing else). */
+  addBytes (key: Uint8Array): number {
+    this.room(key.length, key).set(key, this.end)
+    return this.placeNew(key.length, key === this.looked ? this.lookedHash : hashOfBytes(key))
+  }
+
+  /** The slab with room at `end` for a key of `length` bytes, and room in the table for one more slot. */
+  private room (length: number, key: string | Uint8Array): Buffer {
+    if (length > SLAB) throw notAKey(typeof key === 'string' ? key : Buffer.from(key).toString('latin1'))
+    if (this.count + 1 > this.capacity * MAX_LOAD) this.rehash(this.capacity * 2)
+    if (this.slabs.length === 0 || this.end + length > SLAB) {
+      this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
+      this.end = 0
+    }
+    return this.slabs[this.slabs.length - 1] as Buffer
+  }
+
+  /** Numbers the key just written at `end` in the last slab, and places its slot in the table. */
+  private placeNew (length: number, hash: number): number {
     const slot = this.count++
     this.places.grow(slot)
     const places = this.places.pageOf(slot)
     const at = 2 * inPage(slot)
     places[at] = (this.slabs.length - 1) * SLAB + this.end
-    places[at + 1] = key.length
-    this.end += key.length
-    this.place(slot, key === this.looked ? this.lookedHash : hashOf(key))
+    places[at + 1] = length
+    this.end += length
+    this.place(slot, hash)
     return slot
   }
 
@@ -193,6 +230,17 @@ export class KeyTable {
 
   private equals (slot: number, key: string): boolean {
     return this.places.pageOf(slot)[2 * inPage(slot) + 1] === key.length && this.compareAt(slot, key) === 0
+  }
+
+  private equalsBytes (slot: number, key: Uint8Array): boolean {
+    const places = this.places.pageOf(slot)
+    const at = 2 * inPage(slot)
+    if (places[at + 1] !== key.length) return false
+    const start = places[at] as number
+    const slab = this.slabs[start >>> SLAB_BITS] as Buffer
+    const offset = start & (SLAB - 1)
+    for (let i = 0; i < key.length; i++) if (slab[offset + i] !== key[i]) return false
+    return true
   }
 
   private place (slot: number, hash: number): void {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { FIELDS, keyOf, parseKey, shapeOf, shapeProblem, WHATS } from './key-shapes.js'
+import { FIELDS, isDecoded, keyOf, parseKey, shapeOf, shapeProblem, wellFormedBytes, WHATS } from './key-shapes.js'
 
 describe('parseKey', () => {
   test.each([
@@ -43,4 +43,15 @@ test('shapeProblem says what parseKey says of any key, without reading its field
     const parsed = parseKey(what, key)
     expect(shapeProblem(what, key)).toBe(parsed.ok ? undefined : parsed.reason)
   }), { numRuns: 2000 })
+})
+
+test('wellFormedBytes passes a key\'s bytes just when its bucket decodes no field and parseKey reads it', () => {
+  // Every ASCII character, a dot often, and one past ASCII: bytes a token cannot hold are refused as bytes.
+  const char = fc.oneof(fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), fc.constantFrom('.', '.', 'a', '\u00e9'))
+  fc.assert(fc.property(fc.constantFrom(...WHATS), fc.string({ unit: char, maxLength: 12 }), fc.array(fc.stringMatching(/^[A-Za-z0-9_\-/=]{1,3}$/), { minLength: 1, maxLength: 5 }), (what, odd, tokens) => {
+    const undecoded = !(FIELDS[what] as readonly string[]).some(isDecoded)
+    for (const key of [odd, tokens.join('.')]) {
+      expect(wellFormedBytes(what, Buffer.from(key)), key).toBe(undecoded && parseKey(what, key).ok)
+    }
+  }), { numRuns: 3000 })
 })
