@@ -423,7 +423,7 @@ export class Contents {
    */
   private addArrived (e: KvChange): number | undefined {
     const bytes = e.keyBytes
-    if (bytes === undefined || this.indexed || !wellFormedBytes(this.what, bytes) || this.held.keys.slotOfBytes(bytes) !== undefined) return undefined
+    if (bytes === undefined || this.indexed || !wellFormedBytes(this.what, bytes) || this.held.keys.slotOf(bytes) !== undefined) return undefined
     return this.held.addBytes(bytes, e.revision, e.value, e.created.getTime(), e.nanos)
   }
 

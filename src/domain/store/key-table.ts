@@ -65,31 +65,21 @@ export class KeyTable {
   private looked: string | Uint8Array | undefined
   private lookedHash = 0
 
-  /** The slot of `key`, or undefined when it was never added. */
-  slotOf (key: string): number | undefined {
+  /**
+   * The slot of `key`, or undefined when it was never added. The key is its string, or the bytes of
+   * an ASCII key: a load reads its keys so, and makes no string of them.
+   */
+  slotOf (key: string | Uint8Array): number | undefined {
     const cells = this.cells
-    const hash = hashOf(key)
+    const named = typeof key === 'string'
+    const hash = named ? hashOf(key) : hashOfBytes(key)
     const tag = hash | 0
     this.looked = key
     this.lookedHash = hash
     for (let i = 2 * cellOf(hash, cells.length / 2); ; i = i + 2 === cells.length ? 0 : i + 2) {
       const slot = cells[i] as number
       if (slot === EMPTY) return undefined
-      if (cells[i + 1] === tag && this.equals(slot, key)) return slot
-    }
-  }
-
-  /** `slotOf` for a key of ASCII characters given as its bytes: a load reads its keys so, and makes no string of them. */
-  slotOfBytes (key: Uint8Array): number | undefined {
-    const cells = this.cells
-    const hash = hashOfBytes(key)
-    const tag = hash | 0
-    this.looked = key
-    this.lookedHash = hash
-    for (let i = 2 * cellOf(hash, cells.length / 2); ; i = i + 2 === cells.length ? 0 : i + 2) {
-      const slot = cells[i] as number
-      if (slot === EMPTY) return undefined
-      if (cells[i + 1] === tag && this.equalsBytes(slot, key)) return slot
+      if (cells[i + 1] === tag && (named ? this.equals(slot, key) : this.equalsBytes(slot, key))) return slot
     }
   }
 
