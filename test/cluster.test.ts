@@ -69,22 +69,44 @@ function askContinuously (): { tally: Readonly<Tally>, stop: () => Promise<Tally
  * killing another then leaves a stream without a quorum (CI saw 20 s of 503 on writes).
  */
 async function healthy (): Promise<void> {
+  /** When each stream was first seen with a replica behind, and whether its leader was asked to step down. */
+  const behind = new Map<string, { since: number, nudged: boolean }>()
   try {
     // Made once in beforeAll: making it asks JetStream, which may not answer in time right after a restart.
     await vi.waitFor(async () => {
       for (const bucket of Object.values(BUCKETS)) {
-        const { cluster } = await jsm.streams.info(`KV_${bucket}`)
+        const stream = `KV_${bucket}`
+        const { cluster } = await jsm.streams.info(stream)
         expect(cluster?.leader, `${bucket}'s leader`).toBeDefined()
-        expect(cluster?.replicas?.filter((r) => r.current && r.offline !== true), `${bucket}'s current replicas`).toHaveLength(2)
+        const current = cluster?.replicas?.filter((r) => r.current && r.offline !== true) ?? []
+        if (current.length < 2) await nudge(stream, behind)
+        expect(current, `${bucket}'s current replicas`).toHaveLength(2)
       }
     }, { timeout: 60_000, interval: 200 })
   } catch (err) {
-    // Seen once in the whole suite: a restarted server's replica of the idle registry stream not
-    // current after 60 s. What each server said since its start goes with the failure.
+    // Seen twice in the whole suite before the nudge: a restarted server's replica of the idle
+    // registry stream not current after 60 s. What each server said since its start goes with the failure.
     const said = servers.map((s, i) => `s${i + 1} (${s.url}), its log's last 40 lines:\n${s.log.trimEnd().split('\n').slice(-40).join('\n')}`)
     throw new Error([(err as Error).message, ...said].join('\n'))
   }
 }
+
+/**
+ * nats-server 2.10 can leave a restarted server's replica of an idle stream behind until the
+ * stream's leader changes: a catchup that stalls and is not asked again (nats-server#5205; later
+ * versions fix such stalls, #8555). A replica still behind after NUDGE_MS has its stream's leader
+ * asked to step down once, as an operator would (`nats stream cluster step-down`): the new leader
+ * catches it up.
+ */
+async function nudge (stream: string, behind: Map<string, { since: number, nudged: boolean }>): Promise<void> {
+  const seen = behind.get(stream) ?? { since: Date.now(), nudged: false }
+  behind.set(stream, seen)
+  if (seen.nudged || Date.now() - seen.since < NUDGE_MS) return
+  seen.nudged = true
+  await admin.request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, undefined, { timeout: 5000 }).catch(() => undefined)
+}
+
+const NUDGE_MS = 15_000
 
 async function seen (key: string): Promise<void> {
   await vi.waitFor(() => {
