@@ -15,9 +15,10 @@ const utf8 = new TextDecoder()
 
 /**
  * A change as it arrived: its key is the bytes of its subject, and made a string only when first
- * read. A load applies most keys as those bytes (Contents.apply), and a string a key was ~0.7 s of
- * a 3M-key cold start (bench/RESULTS.md). The bytes are a view of the read buffer they came in,
- * which nothing writes again.
+ * read. A load applies most keys as those bytes (Contents.apply): the decode, the shape's regular
+ * expression and the string's write into the key table were ~0.75 s of applying a 3M-key load
+ * (bench/RESULTS.md, a load without a string a key). The bytes are a view of the read buffer they
+ * came in, which nothing writes again.
  */
 export class ArrivedChange implements KvChange {
   private named: string | undefined

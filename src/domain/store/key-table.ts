@@ -109,7 +109,10 @@ export class KeyTable {
   /** `add` for a key given as its bytes, which are ASCII: its caller checked them (the key's shape allows nothing else). */
   addBytes (key: Uint8Array): number {
     this.room(key.length, key).set(key, this.end)
-    return this.placeNew(key.length, key === this.looked ? this.lookedHash : hashOfBytes(key))
+    const hash = key === this.looked ? this.lookedHash : hashOfBytes(key)
+    // Not kept: the bytes are a view of the read buffer they came in, which would stay held with them.
+    this.looked = undefined
+    return this.placeNew(key.length, hash)
   }
 
   /** The slab with room at `end` for a key of `length` bytes, and room in the table for one more slot. */
