@@ -104,5 +104,8 @@ test('a key refused leaves the table as it was', () => {
   const table = new KeyTable()
   table.add('a.b')
   expect(() => table.add('a.\u00e9')).toThrow(/ASCII/)
+  // Longer than a slab, as a string or as bytes: refused by name.
+  expect(() => table.add('x'.repeat(65_537))).toThrow(/up to 65536 long: "x{65537}"/)
+  expect(() => table.addBytes(Buffer.alloc(65_537, 'y'))).toThrow(/up to 65536 long: "y{65537}"/)
   expect([table.size, table.slotOf('a.b'), table.add('c.d'), table.keyAt(1)]).toEqual([1, 0, 1, 'c.d'])
 })

@@ -34,8 +34,9 @@ function hashOfBytes (key: Uint8Array): number {
   return h >>> 0
 }
 
-function notAKey (key: string): Error {
-  return new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(key)}`)
+function notAKey (key: string | Uint8Array): Error {
+  const named = typeof key === 'string' ? key : Buffer.from(key).toString('latin1')
+  return new Error(`a key table holds keys of ASCII characters up to ${SLAB} long: ${JSON.stringify(named)}`)
 }
 
 export class KeyTable {
@@ -94,7 +95,7 @@ export class KeyTable {
 
   /** Adds a key not added yet, of ASCII characters alone; its slot is the next number. */
   add (key: string): number {
-    const slab = this.room(key.length, key)
+    const slab = this.room(key)
     // Written by a loop into the slab's free room before anything is counted, checking that each
     // character is ASCII (a byte a character): a call into the encoder and a measure of the UTF-8
     // length cost more for a key of a few dozen.
@@ -108,16 +109,17 @@ export class KeyTable {
 
   /** `add` for a key given as its bytes, which are ASCII: its caller checked them (the key's shape allows nothing else). */
   addBytes (key: Uint8Array): number {
-    this.room(key.length, key).set(key, this.end)
+    this.room(key).set(key, this.end)
     const hash = key === this.looked ? this.lookedHash : hashOfBytes(key)
     // Not kept: the bytes are a view of the read buffer they came in, which would stay held with them.
     this.looked = undefined
     return this.placeNew(key.length, hash)
   }
 
-  /** The slab with room at `end` for a key of `length` bytes, and room in the table for one more slot. */
-  private room (length: number, key: string | Uint8Array): Buffer {
-    if (length > SLAB) throw notAKey(typeof key === 'string' ? key : Buffer.from(key).toString('latin1'))
+  /** The slab with room at `end` for `key` (a byte a character), and room in the table for one more slot. */
+  private room (key: string | Uint8Array): Buffer {
+    const length = key.length
+    if (length > SLAB) throw notAKey(key)
     if (this.count + 1 > this.capacity * MAX_LOAD) this.rehash(this.capacity * 2)
     if (this.slabs.length === 0 || this.end + length > SLAB) {
       this.slabs.push(Buffer.allocUnsafeSlow(SLAB))
