@@ -115,7 +115,7 @@ describe('the Containerfile', () => {
   test('runs the service as `npm start` does, its environment and node flags included', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(containerfile.slice(containerfile.lastIndexOf('\nCMD ')))?.[1]
     expect(JSON.parse(cmd ?? 'null')).toEqual(START_COMMAND)
-    expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', '--no-allocation-site-pretenuring', 'dist/main.js'])
+    expect(START_COMMAND).toEqual(['node', '--max-semi-space-size=8', '--initial-old-space-size=128', '--no-allocation-site-pretenuring', 'dist/main.js'])
     expect(START_ENV).toEqual({ MALLOC_ARENA_MAX: '1' })
     for (const [name, value] of Object.entries(START_ENV)) expect(finalStage).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
   })
