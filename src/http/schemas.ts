@@ -38,7 +38,7 @@ type Compilers = NonNullable<NonNullable<FastifyServerOptions['schemaController'
  * Fastify's `schemaController` for the gateway and its document's instance: every route judged by
  * the domain and serialized plainly, from the start. Given after construction instead, fastify had
  * already loaded its defaults, ajv and fast-json-stringify, which no route uses: ~60 ms of CPU at
- * every start (bench/RESULTS.md, "The start").
+ * every start (bench/RESULTS.md, "the start").
  */
 export const SCHEMA_COMPILERS = {
   compilersFactory: {

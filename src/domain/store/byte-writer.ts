@@ -1,6 +1,6 @@
 // Bytes written one after the other into a buffer that grows, for the answers written straight as
 // UTF-8: an uncached list answer made each entry a string, joined them, then encoded the whole, and
-// an entry's string cost more than its value's bytes (bench/RESULTS.md, "HTTP, distinct requests").
+// an entry's string cost more than its value's bytes (bench/RESULTS.md, "HTTP, distinct questions").
 
 const START = 64 * 1024
 const DAY_MS = 86_400_000
