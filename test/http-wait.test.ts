@@ -1,4 +1,4 @@
-// HTTP's long poll (docs/following-changes.md "Waiting") against a real nats-server: a held `since` request answers
+// HTTP's long poll (docs/following-changes.md "`wait`") against a real nats-server: a held `since` request answers
 // when a change it would show lands, and a write it would not show (another node) does not
 // release it.
 

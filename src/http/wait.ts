@@ -62,7 +62,7 @@ export function needsWhat (since: boolean, ifNoneMatch: string | undefined, take
 }
 
 /**
- * Holds the request as `waiting` says, at most its `ms` (docs/following-changes.md "Waiting"): an If-None-Match that
+ * Holds the request as `waiting` says, at most its `ms` (docs/following-changes.md "`wait`"): an If-None-Match that
  * does not name the answer's ETag is not held at all. A held request counts in the pool of waits
  * (503 with Retry-After beyond, shared fairly between callers), and is let go early when another
  * caller's share needs its room (it then answers as at the wait's end) or refused when the tokens

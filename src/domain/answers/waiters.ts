@@ -1,5 +1,5 @@
 // The requests held until a change they would show, and the event streams (a bucket's, the live
-// rows') that follow one (docs/following-changes.md "Waiting", "Bounds"): indexed by the key
+// rows') that follow one (docs/following-changes.md "`wait`", "Bounds"): indexed by the key
 // token their filter asks at one field, so that a burst of changes is read once for them all and
 // each change looks only at the waiters whose token it has. A write elsewhere costs a held request
 // or a stream nothing, however many there are.
