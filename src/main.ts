@@ -4,6 +4,7 @@
 
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.js'
+import { stopSignalMeaning } from './stop-signal.js'
 import { StartError } from './start-error.js'
 import { EXIT_STATUS } from './exit-status.js'
 import { createLog } from './log.js'
@@ -36,13 +37,29 @@ process.on('SIGHUP', () => {
   running?.reload()
 })
 
-// A signal during the start finds nothing to drain: close-with-grace then exits at once.
-closeWithGrace({ delay: 8000, logger: log, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+// close-with-grace bounds the stop (8 s) and stops on an unexpected error; the stop signals are
+// read here, since it takes any second signal to mean "exit now", and under `npm start` the first
+// one comes twice (stop-signal.ts). A stop during the start finds nothing to drain and exits at once.
+let stoppingSince: number | undefined
+const grace = closeWithGrace({ delay: 8000, logger: log, skip: ['SIGHUP', 'SIGINT', 'SIGTERM'] }, async ({ err }) => {
+  stoppingSince ??= Date.now()
   if (err) log.error({ err }, 'stopping after an unexpected error')
-  else log.info({ signal }, 'stopping')
   await running?.stop()
   log.info('stopped')
 })
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    const meaning = stopSignalMeaning(stoppingSince, Date.now())
+    if (meaning === 'repeat') return
+    if (meaning === 'now') {
+      log.error({ signal }, `second ${signal}, exiting`)
+      process.exit(1)
+    }
+    stoppingSince = Date.now()
+    log.info({ signal }, 'stopping')
+    void grace.close()
+  })
+}
 
 try {
   running = await startService({ config, log, version: VERSION })

@@ -70,6 +70,27 @@ test('SIGTERM to `npm start` reaches the service, which stops gracefully and lea
   }
 })
 
+test('Ctrl-C in a terminal under `npm start` stops it gracefully, though the service gets the SIGINT twice', async () => {
+  let out = ''
+  // A process group of its own, as a terminal's foreground job is: Ctrl-C signals every process in
+  // it, and npm passes its own SIGINT on to the service as well.
+  const proc = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url), env: { ...process.env, ...server.serviceEnv(), HTTP_PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  proc.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  proc.stderr.on('data', (d: Buffer) => { out += d.toString() })
+  let tree: number[] = []
+  try {
+    await expect.poll(() => out, { timeout: 20_000 }).toContain('mesh-provisioner serving')
+    tree = descendants(proc.pid as number)
+    process.kill(-(proc.pid as number), 'SIGINT')
+    const [code] = await once(proc, 'exit')
+    expect(out).not.toMatch(/exiting/)
+    expect(out).toMatch(/"msg":"stopped"/)
+    expect(code).toBe(0)
+  } finally {
+    for (const pid of [proc.pid as number, ...tree]) try { process.kill(pid, 'SIGKILL') } catch {}
+  }
+})
+
 async function taken (): Promise<{ port: number, holder: Server }> {
   const holder = createServer()
   holder.listen(0, '127.0.0.1')
