@@ -116,6 +116,7 @@ Over HTTP:
   curl -s '${url}/v1/nodes'                      (the mesh at a glance)
   curl -s '${url}/v1/modules?state=pending'      (what is not applied yet)
   curl -s '${url}/v1/needs/facets?by=kind'
+  curl -sN '${url}/v1/needs/events?node=ace'     (changes as they come)
   open ${url}/docs for the Swagger page, ${url}/readyz and ${url}/metrics
 
 On the bus (the verb ${config.subject}), with this NATS's URL and user:
