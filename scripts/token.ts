@@ -2,7 +2,8 @@
 // token and prints it once (it is stored nowhere). With --file, adds its entry (which holds only
 // the token's SHA-256) to that tokens file, creating it when absent; without, prints the entry to add.
 
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { StartError } from '../src/start-error.js'
 import { newToken, parseTokens, type TokenEntry } from '../src/settings/tokens-file.js'
@@ -70,6 +71,8 @@ try {
     const { text, count } = added(file, entry)
     // Written beside and renamed over, so that a service reading it on SIGHUP never reads half a file.
     const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o600
+    // Its folder made when absent: a fresh clone has no secrets/, where the docs keep the file.
+    mkdirSync(dirname(file), { recursive: true })
     writeFileSync(`${file}.tmp`, text, { mode })
     renameSync(`${file}.tmp`, file)
     process.stdout.write([
@@ -82,7 +85,11 @@ try {
   }
 } catch (err) {
   if (err instanceof StartError) refuse(err.message)
-  // The file unreadable or not writable: the system's words name it and why.
-  if (typeof (err as NodeJS.ErrnoException).code === 'string') refuse((err as Error).message)
+  // The file unreadable or not writable: the system's words name it and why, and the arguments
+  // were right, so no usage follows.
+  if (typeof (err as NodeJS.ErrnoException).code === 'string') {
+    process.stderr.write(`token: ${(err as Error).message}\n`)
+    process.exit(2)
+  }
   throw err
 }

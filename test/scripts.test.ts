@@ -123,4 +123,16 @@ describe('npm run token', { timeout: 60_000 }, () => {
     expect(again.stderr.split('\n')[0]).toBe(`token: ${file}: token "ace" is named twice (#2 and #3); give each token its own name`)
     expect(await readFile(file, 'utf8')).toBe(held)
   })
+
+  test('--file in a folder not there yet (a fresh clone\'s secrets/) makes the folder; a path it cannot write is said without the usage', async () => {
+    const file = join(dir, 'secrets', 'http-tokens.json')
+    const made = await run('token', ['--name', 'console', '--nodes', '*', '--file', file])
+    expect(made.code, made.stderr).toBe(0)
+    expect(parseTokens(await readFile(file, 'utf8'), file).map((t) => t.name)).toEqual(['console'])
+    const under = join(file, 'tokens.json')
+    const refused = await run('token', ['--name', 'ace', '--nodes', 'ace', '--file', under])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(new RegExp(`^token: [A-Z]+: .*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))
+    expect(refused.stderr).not.toContain('usage:')
+  })
 })
