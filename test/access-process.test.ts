@@ -3,7 +3,7 @@
 // the certificate without stopping, and a log at trace level through the whole session that holds
 // no token and no password; SIGTERM exits 0 at once though an HTTP/2 client stopped reading.
 
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
@@ -21,17 +21,15 @@ import { newToken, parseTokens, type TokenEntry } from '../src/settings/tokens-f
 import { NatsServer } from '../testkit/nats-server.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { compiledScript, runMain } from './support/process.js'
+import { selfSigned } from './support/certificate.js'
 import { suiteFixture } from './support/service.js'
 
 let server: NatsServer
 let dir: string
 
-/** A self-signed certificate for 127.0.0.1 and its key, made by openssl. */
+/** A self-signed certificate for 127.0.0.1 and its key, as text, and its fingerprint. */
 function makeCertificate (name: string): { cert: string, key: string, fingerprint: string } {
-  const certFile = join(dir, `${name}.crt`)
-  const keyFile = join(dir, `${name}.key`)
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' })
+  const { certFile, keyFile } = selfSigned(dir, name)
   const cert = readFileSync(certFile, 'utf8')
   return { cert, key: readFileSync(keyFile, 'utf8'), fingerprint: new X509Certificate(cert).fingerprint256 }
 }

@@ -2,7 +2,6 @@
 // TLS with a certificate the test makes, a page holds more event streams than the six connections
 // HTTP/1.1 gives an origin, all over one HTTP/2 connection, and each follows its node live.
 
-import { execFileSync } from 'node:child_process'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +12,7 @@ import { BUCKETS } from '../src/domain/wire/key-shapes.js'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { chromiumPresent, connectChromium } from './support/browser.js'
+import { selfSigned } from './support/certificate.js'
 import { suiteFixture, untilReady } from './support/service.js'
 
 /** More than the six connections a browser opens to one origin over HTTP/1.1. */
@@ -26,10 +26,7 @@ describe.skipIf(!chromiumPresent)('a browser over HTTP/2', () => {
 
   beforeAll(async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-h2-browser-'))
-    const certFile = join(dir, 'gateway.crt')
-    const keyFile = join(dir, 'gateway.key')
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=gateway', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' })
+    const { certFile, keyFile } = selfSigned(dir)
     const server = await fx.server()
     nc = await fx.admin(server)
     await seedSampleMesh(nc)

@@ -3,7 +3,6 @@
 // share one connection, and a stream's close and a stalled reader end that stream alone; a session
 // that asks and never reads is cut past its bound, and holds no stop up; headers too large are 431.
 
-import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2'
@@ -15,6 +14,7 @@ import { beforeAll, expect, onTestFinished, test, vi } from 'vitest'
 import type { Running } from '../src/service.js'
 import { seedSampleMesh } from '../testkit/sample-mesh.js'
 import { PER_CONNECTION_BYTES } from '../src/http/unsent.js'
+import { selfSigned } from './support/certificate.js'
 import { fixture, suiteFixture, untilReady } from './support/service.js'
 import { SseParser } from './support/sse.js'
 
@@ -27,20 +27,11 @@ let tls: { HTTP_TLS_CERT: string, HTTP_TLS_KEY: string }
 /** Entries of node `big`: a page of them (1000) is about 1 MB. */
 const BIG_ENTRIES = 1500
 
-/** A self-signed certificate for 127.0.0.1 and its key, made by openssl. */
-function makeCertificate (dir: string): { certFile: string, keyFile: string } {
-  const certFile = join(dir, 'gateway.crt')
-  const keyFile = join(dir, 'gateway.key')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=gateway', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' })
-  return { certFile, keyFile }
-}
-
 beforeAll(async () => {
   const server = await fx.server()
   nc = await fx.admin(server)
   await seedSampleMesh(nc)
-  const { certFile, keyFile } = makeCertificate(await mkdtemp(join(tmpdir(), 'mesh-provisioner-http2-')))
+  const { certFile, keyFile } = selfSigned(await mkdtemp(join(tmpdir(), 'mesh-provisioner-http2-')))
   ca = readFileSync(certFile, 'utf8')
   tls = { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile }
   const needs = await nc.jetstream().views.kv('mesh-provisioner_needs')
