@@ -97,6 +97,10 @@ async function start (parts: Parts, log: HeldLog, still: boolean, stopping: () =
     })
   }
   const url = running.url
+  // The curl lines as they work against this gateway: its certificate trusted, its token sent.
+  const tls = config.http.tls === undefined ? '' : `--cacert ${config.http.tls.certFile} `
+  const token = config.http.tokensFile === undefined ? '' : '-H "Authorization: Bearer $TOKEN" '
+  const curl = (flags: string): string => `curl ${flags} ${tls}${token}`
   const admin = NatsServer.credentials('admin')
   const bus = `NATS_URL=${server.url} NATS_USER=${admin.user} NATS_PASSWORD=${admin.pass}`
   process.stdout.write(`mesh-provisioner ${VERSION}: the mesh at a glance is at ${url}/\n`)
@@ -109,14 +113,14 @@ ${still
   : `${NODES.length} provisioner clients write needs, apply them a while later (some after minutes), now and then
 ask for a kind no domain answers and delete a need, every ${TURN_MS / 1000} s (npm run demo -- --still: none).`}
 
-Over HTTP:
-  curl -s '${url}/v1/needs?node=ace&module=gitea'
-  curl -s '${url}/v1/collect?collection=shell:zsh:normal&node=ace'
-  curl -s '${url}/v1/registry/secret'
-  curl -s '${url}/v1/nodes'                      (the mesh at a glance)
-  curl -s '${url}/v1/modules?state=pending'      (what is not applied yet)
-  curl -s '${url}/v1/needs/facets?by=kind'
-  curl -sN '${url}/v1/needs/events?node=ace'     (changes as they come)
+Over HTTP${token === '' ? '' : `, with TOKEN=<a token of ${config.http.tokensFile as string}, as npm run token printed it>`}:
+  ${curl('-s')}'${url}/v1/needs?node=ace&module=gitea'
+  ${curl('-s')}'${url}/v1/collect?collection=shell:zsh:normal&node=ace'
+  ${curl('-s')}'${url}/v1/registry/secret'
+  ${curl('-s')}'${url}/v1/nodes'                      (the mesh at a glance)
+  ${curl('-s')}'${url}/v1/modules?state=pending'      (what is not applied yet)
+  ${curl('-s')}'${url}/v1/needs/facets?by=kind'
+  ${curl('-sN')}'${url}/v1/needs/events?node=ace'     (changes as they come)
   open ${url}/docs for the Swagger page, ${url}/readyz and ${url}/metrics
 
 On the bus (the verb ${config.subject}), with this NATS's URL and user:

@@ -3,11 +3,17 @@
 // group), it leaves no process and no temporary store behind, whatever the signal, whenever it
 // comes and however often. Meanwhile its provisioner clients move the mesh, unless told `--still`.
 
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
 import { describe, test, vi, type TestContext } from 'vitest'
+import { newToken } from '../src/settings/tokens-file.js'
 import { VERSION } from '../src/version.js'
+import { selfSigned } from './support/certificate.js'
 import { commandOf, descendants, runDemo } from './support/process.js'
 import { request } from './support/http.js'
 
@@ -22,8 +28,8 @@ interface Demo {
 }
 
 /** Starts the demo, killed when the test ends whatever happened (the test's own hook: the tests run concurrently). */
-function start ({ onTestFinished, expect }: TestContext, args: readonly string[] = []): Demo {
-  const { proc, out } = runDemo(args)
+function start ({ onTestFinished, expect }: TestContext, args: readonly string[] = [], env: Record<string, string> = {}): Demo {
+  const { proc, out } = runDemo(args, env)
   const exited = once(proc, 'exit')
   const demo: Demo = { proc, out, exited, tree: [], expect }
   onTestFinished(() => {
@@ -47,7 +53,7 @@ async function untilUp (demo: Demo): Promise<{ url: string, store: string, pid: 
   expect(demo.tree.map(commandOf)).toContainEqual(expect.stringMatching(/nats-server -c /))
   const text = demo.out()
   return {
-    url: /the mesh at a glance is at (http:\/\/127\.0\.0\.1:\d+)\/\n/.exec(text)?.[1] as string,
+    url: /the mesh at a glance is at (https?:\/\/127\.0\.0\.1:\d+)\/\n/.exec(text)?.[1] as string,
     store: /\(store (\/\S+)\)/.exec(text)?.[1] as string,
     pid: Number(/kill -HUP (\d+) /.exec(text)?.[1])
   }
@@ -84,6 +90,8 @@ async function whileStopping (pid: number, send: () => void): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 50))
   if (commandOf(pid) !== undefined) send()
 }
+
+const run = promisify(execFile)
 
 const etagOfNodes = async (url: string): Promise<unknown> => (await request(`${url}/v1/nodes`)).headers['etag']
 
@@ -145,5 +153,23 @@ describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
     demo.proc.kill('SIGKILL')
     await expect.poll(() => demo.tree.filter((p) => commandOf(p) !== undefined).map(commandOf), { timeout: 20_000 }).toEqual([])
     expect(existsSync(dirname(conf)), conf).toBe(false)
+  })
+
+  test('with tokens and a certificate (docs/access.md), the curl lines it prints answer as printed, given the token', async (ctx) => {
+    const { expect } = ctx
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-demo-tls-'))
+    const { certFile, keyFile } = selfSigned(dir)
+    const { token, entry } = newToken('console', '*', false)
+    const tokensFile = join(dir, 'tokens.json')
+    await writeFile(tokensFile, JSON.stringify({ tokens: [entry] }))
+    const demo = start(ctx, ['--still'], { HTTP_TOKENS_FILE: tokensFile, HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile })
+    const { store } = await untilUp(demo)
+    // The line as a person copies it, run by a shell with the token they were given.
+    const line = /^ {2}(curl -s .*\/v1\/nodes')/m.exec(demo.out())?.[1] as string
+    expect(line).toMatch(/^curl -s /)
+    const { stdout } = await run('bash', ['-c', line], { env: { ...process.env, TOKEN: token } })
+    expect(JSON.parse(stdout)).toMatchObject({ what: 'nodes', total: 4 })
+    demo.proc.kill('SIGTERM')
+    await stoppedWhole(demo, store)
   })
 })
