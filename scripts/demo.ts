@@ -66,7 +66,12 @@ async function demo (still: boolean): Promise<void> {
     })()
   }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => { stop(0) })
-  process.on('SIGHUP', () => { parts.running?.reload() })
+  // Said here, since the demo's service logs warnings only: a file that will not do is one of them.
+  process.on('SIGHUP', () => {
+    if (parts.running === undefined) return
+    process.stdout.write('SIGHUP: reading the tokens file and the certificate again\n')
+    parts.running.reload()
+  })
   // The process that started it gone (npm killed, the terminal closed), the demo does not outlive it.
   const parent = process.ppid
   setInterval(() => { if (process.ppid !== parent) stop(0) }, 1000).unref()

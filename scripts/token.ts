@@ -79,7 +79,7 @@ try {
       `token (shown once, give it to ${entry.name}; ${file} keeps only its SHA-256):`,
       `  ${token}`,
       `${file} now holds ${count} token${count === 1 ? '' : 's'}. Start the service with HTTP_TOKENS_FILE=${file}, or send a running one SIGHUP`,
-      '(kill -HUP <pid>: the pid is in its "mesh-provisioner serving" log line) to read it again.',
+      '(kill -HUP <pid>: the pid is in its "mesh-provisioner serving" log line, or the demo\'s last line) to read it again.',
       ''
     ].join('\n'))
   }

@@ -118,6 +118,7 @@ describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
     expect(commandOf(pid)).toMatch(/^node .*scripts\/demo\.ts --still$/)
     expect(demo.tree).toContain(pid)
     process.kill(pid, 'SIGHUP')
+    await expect.poll(demo.out).toContain('SIGHUP: reading the tokens file and the certificate again\n')
     const before = await etagOfNodes(url)
     // Longer than a turn of the clients: nothing moved, and the HUP stopped nothing.
     await new Promise((resolve) => setTimeout(resolve, 4000))
