@@ -1,7 +1,7 @@
 // The process as an operator runs it: a malformed setting stops the start with one line, and
 // SIGTERM/SIGINT stop a serving process gracefully, exit 0, within a few seconds.
 
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { beforeAll, expect, test } from 'vitest'
@@ -49,46 +49,44 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully with an event 
   }
 })
 
-test('SIGTERM to `npm start` reaches the service, which stops gracefully and leaves no process behind', async () => {
+/** `npm start` as a person runs it, once it serves; its processes are killed when `use` ends, whatever happened. */
+async function npmStart (detached: boolean, use: (proc: ChildProcess, out: () => string, tree: number[]) => Promise<void>): Promise<void> {
   let out = ''
-  const proc = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url), env: { ...process.env, ...server.serviceEnv(), HTTP_PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url), env: { ...process.env, ...server.serviceEnv(), HTTP_PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'], detached })
   proc.stdout.on('data', (d: Buffer) => { out += d.toString() })
   proc.stderr.on('data', (d: Buffer) => { out += d.toString() })
   let tree: number[] = []
   try {
     await expect.poll(() => out, { timeout: 20_000 }).toContain('mesh-provisioner serving')
     tree = descendants(proc.pid as number)
+    await use(proc, () => out, tree)
+  } finally {
+    for (const pid of [proc.pid as number, ...tree]) try { process.kill(pid, 'SIGKILL') } catch {}
+  }
+}
+
+test('SIGTERM to `npm start` reaches the service, which stops gracefully and leaves no process behind', async () => {
+  await npmStart(false, async (proc, out, tree) => {
     // npm's one child is the service itself (`exec node` in the script), not a shell holding it.
     expect(tree.map((pid) => commandOf(pid) ?? '')).toEqual([expect.stringMatching(/^\S*node .*dist\/main\.js$/)])
     proc.kill('SIGTERM')
     const [code] = await once(proc, 'exit')
-    expect(out).toMatch(/"msg":"stopped"/)
+    expect(out()).toMatch(/"msg":"stopped"/)
     expect(code).toBe(0)
     await expect.poll(() => tree.filter((pid) => commandOf(pid) !== undefined), { timeout: 10_000 }).toEqual([])
-  } finally {
-    for (const pid of [proc.pid as number, ...tree]) try { process.kill(pid, 'SIGKILL') } catch {}
-  }
+  })
 })
 
 test('Ctrl-C in a terminal under `npm start` stops it gracefully, though the service gets the SIGINT twice', async () => {
-  let out = ''
   // A process group of its own, as a terminal's foreground job is: Ctrl-C signals every process in
   // it, and npm passes its own SIGINT on to the service as well.
-  const proc = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url), env: { ...process.env, ...server.serviceEnv(), HTTP_PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  proc.stdout.on('data', (d: Buffer) => { out += d.toString() })
-  proc.stderr.on('data', (d: Buffer) => { out += d.toString() })
-  let tree: number[] = []
-  try {
-    await expect.poll(() => out, { timeout: 20_000 }).toContain('mesh-provisioner serving')
-    tree = descendants(proc.pid as number)
+  await npmStart(true, async (proc, out) => {
     process.kill(-(proc.pid as number), 'SIGINT')
     const [code] = await once(proc, 'exit')
-    expect(out).not.toMatch(/exiting/)
-    expect(out).toMatch(/"msg":"stopped"/)
+    expect(out()).not.toMatch(/exiting/)
+    expect(out()).toMatch(/"msg":"stopped"/)
     expect(code).toBe(0)
-  } finally {
-    for (const pid of [proc.pid as number, ...tree]) try { process.kill(pid, 'SIGKILL') } catch {}
-  }
+  })
 })
 
 async function taken (): Promise<{ port: number, holder: Server }> {
