@@ -6,6 +6,7 @@
 // and removes the store, whenever it comes and however often; SIGHUP reads the tokens again.
 
 import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { NatsConnection } from 'nats'
 import { pino } from 'pino'
@@ -102,8 +103,9 @@ async function start (parts: Parts, log: HeldLog, still: boolean, stopping: () =
     })
   }
   const url = running.url
-  // The curl lines as they work against this gateway: its certificate trusted, its token sent.
-  const tls = config.http.tls === undefined ? '' : `--cacert ${config.http.tls.certFile} `
+  // The curl lines as they work against this gateway, pasted anywhere: its certificate trusted (by
+  // its absolute path, quoted for the shell), its token sent.
+  const tls = config.http.tls === undefined ? '' : `--cacert '${resolve(config.http.tls.certFile).replaceAll("'", "'\\''")}' `
   const token = config.http.tokensFile === undefined ? '' : '-H "Authorization: Bearer $TOKEN" '
   const curl = (flags: string): string => `curl ${flags} ${tls}${token}`
   const admin = NatsServer.credentials('admin')
@@ -118,7 +120,7 @@ ${still
   : `${NODES.length} provisioner clients write needs, apply them a while later (some after minutes), now and then
 ask for a kind no domain answers and delete a need, every ${TURN_MS / 1000} s (npm run demo -- --still: none).`}
 
-Over HTTP${token === '' ? '' : `, with TOKEN=<a token of ${config.http.tokensFile as string}, as npm run token printed it>`}:
+Over HTTP${token === '' ? '' : `, after TOKEN=<a token of ${config.http.tokensFile as string}, as npm run token printed it> on a line of its own`}:
   ${curl('-s')}'${url}/v1/needs?node=ace&module=gitea'
   ${curl('-s')}'${url}/v1/collect?collection=shell:zsh:normal&node=ace'
   ${curl('-s')}'${url}/v1/registry/secret'

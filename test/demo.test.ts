@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -77,7 +77,7 @@ async function stoppedWhole (demo: Demo, store: string): Promise<void> {
   await expect.poll(() => demo.tree.filter((pid) => commandOf(pid) !== undefined).map(commandOf), { timeout: 15_000 }).toEqual([])
   expect(existsSync(store), store).toBe(false)
   // npm's exit may come before the pipes have given up the demo's last line.
-  await expect.poll(demo.out).toContain(`stopped: the service, its NATS and ${store} are gone\n`)
+  await expect.poll(demo.out, { timeout: 10_000 }).toContain(`stopped: the service, its NATS and ${store} are gone\n`)
   expect(code).toBe(0)
 }
 
@@ -118,7 +118,7 @@ describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
     expect(commandOf(pid)).toMatch(/^node .*scripts\/demo\.ts --still$/)
     expect(demo.tree).toContain(pid)
     process.kill(pid, 'SIGHUP')
-    await expect.poll(demo.out).toContain('SIGHUP: reading the tokens file and the certificate again\n')
+    await expect.poll(demo.out, { timeout: 10_000 }).toContain('SIGHUP: reading the tokens file and the certificate again\n')
     const before = await etagOfNodes(url)
     // Longer than a turn of the clients: nothing moved, and the HUP stopped nothing.
     await new Promise((resolve) => setTimeout(resolve, 4000))
@@ -158,18 +158,23 @@ describe.concurrent('npm run demo', { timeout: 90_000 }, () => {
 
   test('with tokens and a certificate (docs/access.md), the curl lines it prints answer as printed, given the token', async (ctx) => {
     const { expect } = ctx
-    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner-demo-tls-'))
+    // A space in the path, as a person's folders may have: the printed line must quote it.
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-provisioner demo tls-'))
+    ctx.onTestFinished(async () => { await rm(dir, { recursive: true, force: true }) })
     const { certFile, keyFile } = selfSigned(dir)
     const { token, entry } = newToken('console', '*', false)
     const tokensFile = join(dir, 'tokens.json')
     await writeFile(tokensFile, JSON.stringify({ tokens: [entry] }))
     const demo = start(ctx, ['--still'], { HTTP_TOKENS_FILE: tokensFile, HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: keyFile })
-    const { store } = await untilUp(demo)
-    // The line as a person copies it, run by a shell with the token they were given.
+    const { url, store } = await untilUp(demo)
+    expect(url).toMatch(/^https:/)
+    // The line as a person copies it, run by a shell with the token they were given; without it, refused.
     const line = /^ {2}(curl -s .*\/v1\/nodes')/m.exec(demo.out())?.[1] as string
-    expect(line).toMatch(/^curl -s /)
+    expect(line).toContain('-H "Authorization: Bearer $TOKEN"')
     const { stdout } = await run('bash', ['-c', line], { env: { ...process.env, TOKEN: token } })
     expect(JSON.parse(stdout)).toMatchObject({ what: 'nodes', total: 4 })
+    const { stdout: refused } = await run('bash', ['-c', line], { env: { ...process.env, TOKEN: '' } })
+    expect(JSON.parse(refused)).toMatchObject({ error: { code: 'UNAUTHORIZED' } })
     demo.proc.kill('SIGTERM')
     await stoppedWhole(demo, store)
   })
