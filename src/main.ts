@@ -42,20 +42,23 @@ process.on('SIGHUP', () => {
 // one comes twice (stop-signal.ts). A stop during the start finds nothing to drain and exits at once.
 let stoppingSince: number | undefined
 const grace = closeWithGrace({ delay: 8000, logger: log, skip: ['SIGHUP', 'SIGINT', 'SIGTERM'] }, async ({ err }) => {
-  stoppingSince ??= Date.now()
+  stoppingSince ??= performance.now()
   if (err) log.error({ err }, 'stopping after an unexpected error')
   await running?.stop()
   log.info('stopped')
 })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    const meaning = stopSignalMeaning(stoppingSince, Date.now())
-    if (meaning === 'repeat') return
+    const meaning = stopSignalMeaning(stoppingSince, performance.now())
+    if (meaning === 'repeat') {
+      log.info({ signal }, 'the same stop signal again (npm passes on what the service got too): stopping as before')
+      return
+    }
     if (meaning === 'now') {
       log.error({ signal }, `second ${signal}, exiting`)
       process.exit(1)
     }
-    stoppingSince = Date.now()
+    stoppingSince = performance.now()
     log.info({ signal }, 'stopping')
     void grace.close()
   })

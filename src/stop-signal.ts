@@ -9,6 +9,7 @@ export const REPEAT_MS = 1000
 /** `stop`: begin the graceful stop; `repeat`: the same request again; `now`: stop at once. */
 export type StopSignalMeaning = 'stop' | 'repeat' | 'now'
 
+/** `stoppingSince` and `now` in ms of a monotonic clock (`performance.now()`), which no clock step moves. */
 export function stopSignalMeaning (stoppingSince: number | undefined, now: number): StopSignalMeaning {
   if (stoppingSince === undefined) return 'stop'
   return now - stoppingSince < REPEAT_MS ? 'repeat' : 'now'

@@ -83,6 +83,8 @@ test('Ctrl-C in a terminal under `npm start` stops it gracefully, though the ser
   await npmStart(true, async (proc, out) => {
     process.kill(-(proc.pid as number), 'SIGINT')
     const [code] = await once(proc, 'exit')
+    // It did get the signal twice, and took the second for the first.
+    expect(out()).toMatch(/"signal":"SIGINT","msg":"the same stop signal again/)
     expect(out()).not.toMatch(/exiting/)
     expect(out()).toMatch(/"msg":"stopped"/)
     expect(code).toBe(0)
