@@ -8,6 +8,7 @@ import { beforeAll, expect, test } from 'vitest'
 import type { NatsConnection } from 'nats'
 import type { NatsServer } from '../testkit/nats-server.js'
 import { fixture, suiteFixture } from './support/service.js'
+import { REPEAT_MS } from '../src/stop-signal.js'
 import { commandOf, descendants, runMain } from './support/process.js'
 import { isSynced, openStream, untilEvent } from './support/sse.js'
 import { askVerb } from './support/verb.js'
@@ -44,6 +45,27 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s stops it gracefully with an event 
     expect(code).toBe(0)
     expect(out()).toMatch(/"msg":"stopped"/)
     await stream.ended
+  } finally {
+    proc.kill('SIGKILL')
+  }
+})
+
+test('a second signal a second or more after the first stops it at once, exit 1, where the stop would take longer', async () => {
+  // NATS gone, the stop waits seconds on the connection: long enough to be signalled again.
+  const server = await fixture().server()
+  const { proc, out } = runMain({ ...server.serviceEnv(), LOG_LEVEL: 'info' })
+  try {
+    await expect.poll(out, { timeout: 15_000 }).toContain('mesh-provisioner serving')
+    await server.stop()
+    proc.kill('SIGTERM')
+    await expect.poll(out, { timeout: 5_000 }).toMatch(/"msg":"stopping"/)
+    await new Promise((resolve) => setTimeout(resolve, REPEAT_MS + 200))
+    expect(out()).not.toMatch(/"msg":"stopped"/)
+    proc.kill('SIGTERM')
+    const [code] = await once(proc, 'close')
+    expect(code).toBe(1)
+    expect(out()).toMatch(/"signal":"SIGTERM","msg":"second SIGTERM, exiting"/)
+    expect(out()).not.toMatch(/"msg":"stopped"/)
   } finally {
     proc.kill('SIGKILL')
   }
